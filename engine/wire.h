@@ -1,0 +1,72 @@
+/*
+ * This file is private to tensorverbs' engine: the wire codec.
+ *
+ * Control messages are written into the peer's fixed rx message buffer with
+ * RDMA_WRITE_WITH_IMM (imm TV_IMM_MESSAGE).  The layout is explicit,
+ * versioned and little-endian, encoded field by field; docs/wire-format.md
+ * is its specification.  Every decoded byte is hostile: tv_wire_decode()
+ * rejects anything malformed with a negative errno and never reads past len.
+ */
+#ifndef TV_ENGINE_WIRE_H
+#define TV_ENGINE_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tensorverbs/tensor.h>
+
+#define TV_WIRE_VERSION 1
+
+/* Immediate values (host order in the facade). */
+#define TV_IMM_MESSAGE 0xFFFFFFFFu
+#define TV_IMM_ACK 0xFFFFFFFEu
+#define TV_IMM_MAX_REQUEST 0xFFFFFFFDu /* tensor writes: 0..this */
+
+/* Message types: the values of the original code. */
+enum tv_msg_type {
+	TV_MSG_META_DATA_UPDATE = 0,
+	TV_MSG_TENSOR_RE_REQUEST = 1,
+	TV_MSG_TENSOR_REQUEST = 2,
+	TV_MSG_ERROR_STATUS = 3,
+	TV_MSG_TYPE_COUNT = 4
+};
+
+/*
+ * The decoded form.  Which fields a type carries:
+ *  TENSOR_REQUEST, TENSOR_RE_REQUEST: name, step_id, request_index,
+ *      remote_addr, rkey, remote_bytes (advertised destination), meta (the
+ *      receiver's cached metadata; meta_valid=0 when it has none).
+ *  META_DATA_UPDATE: name, step_id, request_index, meta (meta_valid=1),
+ *      checksum (has_checksum=1 in validation mode).
+ *  ERROR_STATUS: name, step_id, request_index, status (code != TV_OK,
+ *      message, details).
+ * Fields a type does not carry are zero after decode.
+ */
+struct tv_msg {
+	enum tv_msg_type type;
+	uint16_t name_len;
+	char name[TV_NAME_MAX + 1]; /* NUL-terminated; no NUL inside */
+	uint64_t step_id;
+	uint32_t request_index;     /* <= TV_IMM_MAX_REQUEST */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint64_t remote_bytes;
+	uint8_t meta_valid;
+	struct tv_meta meta;        /* tv_meta_validate() holds when valid */
+	uint8_t has_checksum;
+	uint64_t checksum;
+	struct tv_status status;
+};
+
+/* Largest encoding of any message: the size of a message buffer. */
+size_t tv_wire_max_bytes(void);
+
+/* -EINVAL for an invalid message, -ENOBUFS if cap is too small. */
+int tv_wire_encode(const struct tv_msg *msg, uint8_t *buf, size_t cap,
+		   size_t *len_p);
+/* -EBADMSG (malformed), -EPROTO (bad version/magic), -EMSGSIZE (too long). */
+int tv_wire_decode(const uint8_t *buf, size_t len, struct tv_msg *msg_p);
+
+const char *tv_msg_type_name(enum tv_msg_type type);
+
+#endif /* TV_ENGINE_WIRE_H */
