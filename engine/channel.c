@@ -1,0 +1,669 @@
+/*
+ * Channels: one RC queue pair to one peer, with a tx and an rx message
+ * buffer (the original's RdmaMessageBuffer pair).
+ *
+ * A control message is written from our tx buffer into the peer's rx buffer
+ * with RDMA_WRITE_WITH_IMM (imm TV_IMM_MESSAGE).  Only when the tx buffer is
+ * idle locally (our write completed) and remotely (the peer ACKed, i.e. it
+ * parsed the message out of its rx buffer) may the next one go.  An ACK is
+ * a zero-length write-with-imm TV_IMM_ACK with no SGE.  Every receive a
+ * write-with-imm consumes is re-posted one for one.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_int.h"
+
+static int channel_post_recvs(struct tv_channel *ch, uint32_t n)
+{
+	struct tv_vf_recv_wr wr = { .wr_id = TV_WRID_RECV, .num_sge = 0 };
+	struct tv_vf_recv_wr *bad;
+	uint32_t i;
+	int ret;
+
+	/* Write-with-imm needs no receive buffer: zero SGEs. */
+	for (i = 0; i < n; i++) {
+		ret = tv_vf_post_recv(ch->qp, &wr, &bad);
+		if (ret)
+			return ret;
+		ch->rq_posted++;
+	}
+	return 0;
+}
+
+static int channel_alloc_buffers(struct tv_channel *ch)
+{
+	struct tv_engine *e = ch->engine;
+	int ret;
+
+	ch->buf_bytes = (uint32_t)tv_wire_max_bytes();
+	if (posix_memalign((void **)&ch->tx_mem, 64, ch->buf_bytes))
+		return -ENOMEM;
+	if (posix_memalign((void **)&ch->rx_mem, 64, ch->buf_bytes)) {
+		ret = -ENOMEM;
+		goto err_tx;
+	}
+	memset(ch->tx_mem, 0, ch->buf_bytes);
+	memset(ch->rx_mem, 0, ch->buf_bytes);
+	ret = tv_vf_reg_mr(e->pd, ch->tx_mem, ch->buf_bytes,
+			   TV_ACCESS_LOCAL_WRITE, &ch->tx_mr);
+	if (ret)
+		goto err_rx;
+	e->stats.mr_registrations++;
+	ret = tv_vf_reg_mr(e->pd, ch->rx_mem, ch->buf_bytes,
+			   TV_ACCESS_LOCAL_WRITE | TV_ACCESS_REMOTE_WRITE,
+			   &ch->rx_mr);
+	if (ret)
+		goto err_tx_mr;
+	e->stats.mr_registrations++;
+	return 0;
+
+err_tx_mr:
+	tv_vf_dereg_mr(ch->tx_mr);
+	ch->tx_mr = NULL;
+err_rx:
+	free(ch->rx_mem);
+	ch->rx_mem = NULL;
+err_tx:
+	free(ch->tx_mem);
+	ch->tx_mem = NULL;
+	return ret;
+}
+
+static void channel_free_buffers(struct tv_channel *ch)
+{
+	if (ch->rx_mr)
+		tv_vf_dereg_mr(ch->rx_mr);
+	if (ch->tx_mr)
+		tv_vf_dereg_mr(ch->tx_mr);
+	free(ch->rx_mem);
+	free(ch->tx_mem);
+	ch->rx_mr = ch->tx_mr = NULL;
+	ch->rx_mem = ch->tx_mem = NULL;
+}
+
+static int channel_create_qp(struct tv_channel *ch)
+{
+	struct tv_engine *e = ch->engine;
+	uint32_t qd = e->cfg.queue_depth;
+	struct tv_vf_qp_init_attr init;
+	struct tv_vf_qp_attr attr;
+	int ret;
+
+	/*
+	 * Send queue: at most inflight_max tensor writes, one message and a
+	 * few ACKs are outstanding; every WR is signaled so the count is
+	 * exact.  One CQ per channel, sized so it can never overflow.
+	 */
+	ch->sq_depth = qd + 8;
+	ret = tv_vf_create_cq(e->dev, ch->sq_depth + qd + 8, &ch->cq);
+	if (ret)
+		return ret;
+	memset(&init, 0, sizeof(init));
+	init.send_cq = ch->cq;
+	init.recv_cq = ch->cq;
+	init.max_send_wr = ch->sq_depth;
+	init.max_recv_wr = qd;
+	init.max_send_sge = 1;
+	init.max_recv_sge = 1;
+	ret = tv_vf_create_qp(e->pd, &init, &ch->qp);
+	if (ret)
+		goto err_cq;
+	ch->qp->user_ctx = ch;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = TV_QPS_INIT;
+	attr.port_num = e->cfg.connect.port_num;
+	attr.pkey_index = e->cfg.connect.pkey_index;
+	attr.qp_access_flags = TV_ACCESS_LOCAL_WRITE | TV_ACCESS_REMOTE_WRITE |
+			       TV_ACCESS_REMOTE_READ;
+	ret = tv_vf_modify_qp(ch->qp, &attr,
+			      TV_QP_STATE | TV_QP_PORT | TV_QP_PKEY_INDEX |
+				      TV_QP_ACCESS_FLAGS);
+	if (ret)
+		goto err_qp;
+	return 0;
+
+err_qp:
+	tv_vf_destroy_qp(ch->qp);
+	ch->qp = NULL;
+err_cq:
+	tv_vf_destroy_cq(ch->cq);
+	ch->cq = NULL;
+	return ret;
+}
+
+static int channel_maps_init(struct tv_channel *ch)
+{
+	int ret;
+
+	ret = tv_hmap_init(&ch->requests, 64);
+	if (ret)
+		return ret;
+	ret = tv_hmap_init(&ch->responses, 64);
+	if (ret)
+		goto err_requests;
+	ret = tv_hmap_init(&ch->meta_cache, 64);
+	if (ret)
+		goto err_responses;
+	return 0;
+
+err_responses:
+	tv_hmap_fini(&ch->responses);
+err_requests:
+	tv_hmap_fini(&ch->requests);
+	return ret;
+}
+
+static void channel_maps_fini(struct tv_channel *ch)
+{
+	struct tv_hnode *node;
+
+	while ((node = tv_hmap_any(&ch->meta_cache))) {
+		struct tv_meta_entry *me =
+			TV_CONTAINER_OF(node, struct tv_meta_entry, hnode);
+
+		tv_hmap_remove(&ch->meta_cache, node);
+		free(me->name);
+		free(me);
+	}
+	tv_hmap_fini(&ch->meta_cache);
+	tv_hmap_fini(&ch->responses);
+	tv_hmap_fini(&ch->requests);
+}
+
+static int engine_slot(struct tv_engine *e, uint32_t peer_id)
+{
+	struct tv_channel **grown;
+	uint32_t n;
+
+	if (peer_id >= TV_MAX_CHANNELS)
+		return -EINVAL;
+	if (peer_id < e->nchannels)
+		return e->channels[peer_id] ? -EEXIST : 0;
+	n = peer_id + 1;
+	grown = realloc(e->channels, n * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	memset(grown + e->nchannels, 0, (n - e->nchannels) * sizeof(*grown));
+	e->channels = grown;
+	e->nchannels = n;
+	return 0;
+}
+
+int tv_channel_create(struct tv_engine *e, uint32_t peer_id,
+		      struct tv_channel **channel_p)
+{
+	struct tv_channel *ch;
+	int ret;
+
+	if (!e || !channel_p)
+		return -EINVAL;
+	ret = engine_slot(e, peer_id);
+	if (ret)
+		return ret;
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	ch->engine = e;
+	ch->peer_id = peer_id;
+	ch->inflight_max = e->cfg.queue_depth - 2;
+	tv_list_init(&ch->tx_queue);
+	tv_list_init(&ch->credit_wait);
+	ret = channel_maps_init(ch);
+	if (ret)
+		goto err_free;
+	ret = channel_alloc_buffers(ch);
+	if (ret)
+		goto err_maps;
+	ret = channel_create_qp(ch);
+	if (ret)
+		goto err_buffers;
+	/* Receives go up before anyone can write to us. */
+	ret = channel_post_recvs(ch, e->cfg.queue_depth);
+	if (ret)
+		goto err_qp;
+	e->channels[peer_id] = ch;
+	*channel_p = ch;
+	return 0;
+
+err_qp:
+	tv_vf_destroy_qp(ch->qp);
+	tv_vf_destroy_cq(ch->cq);
+err_buffers:
+	channel_free_buffers(ch);
+err_maps:
+	channel_maps_fini(ch);
+err_free:
+	free(ch);
+	return ret;
+}
+
+int tv_channel_info(struct tv_channel *ch, struct tv_channel_info *info_p)
+{
+	struct tv_channel_info info;
+	int ret;
+
+	if (!ch || !info_p)
+		return -EINVAL;
+	memset(&info, 0, sizeof(info));
+	ret = tv_vf_qp_endpoint(ch->qp, &info.ep);
+	if (ret)
+		return ret;
+	info.rx_addr = (uint64_t)(uintptr_t)ch->rx_mem;
+	info.rx_rkey = ch->rx_mr->rkey;
+	info.rx_bytes = ch->buf_bytes;
+	*info_p = info;
+	return 0;
+}
+
+int tv_channel_connect(struct tv_channel *ch,
+		       const struct tv_channel_info *remote)
+{
+	struct tv_channel_info local;
+	int ret;
+
+	if (!ch || !remote || ch->connected)
+		return -EINVAL;
+	/* The peer's buffer must hold any message we may send. */
+	if (remote->rx_bytes < tv_wire_max_bytes() || !remote->rx_addr)
+		return -EINVAL;
+	ret = tv_channel_info(ch, &local);
+	if (ret)
+		return ret;
+	ret = tv_vf_connect_qp(ch->qp, &ch->engine->cfg.connect, &local.ep,
+			       &remote->ep);
+	if (ret)
+		return ret;
+	ch->remote_rx_addr = remote->rx_addr;
+	ch->remote_rx_rkey = remote->rx_rkey;
+	ch->remote_rx_bytes = remote->rx_bytes;
+	ch->connected = true;
+	tv__request_grant_credits(ch);
+	tv__channel_kick(ch);
+	return 0;
+}
+
+struct tv_channel *tv_engine_channel(struct tv_engine *e, uint32_t peer_id)
+{
+	if (!e || peer_id >= e->nchannels)
+		return NULL;
+	return e->channels[peer_id];
+}
+
+/* ---- sending ---------------------------------------------------------- */
+
+static int channel_post(struct tv_channel *ch, struct tv_vf_send_wr *wr)
+{
+	struct tv_vf_send_wr *bad;
+	int ret;
+
+	assert(ch->sq_outstanding < ch->sq_depth);
+	wr->send_flags |= TV_SEND_SIGNALED;
+	ret = tv_vf_post_send(ch->qp, wr, &bad);
+	if (ret)
+		return ret;
+	ch->sq_outstanding++;
+	return 0;
+}
+
+static void channel_send_acks(struct tv_channel *ch)
+{
+	struct tv_vf_send_wr wr;
+	struct tv_engine_event ev = { 0 };
+	int ret;
+
+	while (ch->acks_owed && ch->sq_outstanding < ch->sq_depth &&
+	       !ch->failed) {
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = TV_WRID_ACK;
+		wr.opcode = TV_WR_RDMA_WRITE_WITH_IMM;
+		wr.imm_data = TV_IMM_ACK;
+		wr.num_sge = 0;
+		/* Zero-length: no SGE, but a valid rkey keeps HCAs happy. */
+		wr.remote_addr = ch->remote_rx_addr;
+		wr.rkey = ch->remote_rx_rkey;
+		ret = channel_post(ch, &wr);
+		if (ret) {
+			tv__channel_fail(ch, TV_UNAVAILABLE,
+					 "posting an ACK failed: %s",
+					 strerror(-ret));
+			return;
+		}
+		ch->acks_owed--;
+		ch->engine->stats.acks_sent++;
+		tv__emit(ch->engine, TV_EV_ACK_SEND, ch->peer_id, &ev);
+	}
+}
+
+void tv__channel_enqueue(struct tv_channel *ch, struct tv_txent *tx)
+{
+	assert(!tv_list_linked(&tx->link));
+	tv_list_add_tail(&ch->tx_queue, &tx->link);
+	ch->engine->stats.queued_msgs++;
+}
+
+void tv__channel_unqueue(struct tv_channel *ch, struct tv_txent *tx)
+{
+	if (!tv_list_linked(&tx->link))
+		return;
+	tv_list_del(&tx->link);
+	assert(ch->engine->stats.queued_msgs > 0);
+	ch->engine->stats.queued_msgs--;
+}
+
+static void txent_encode(struct tv_txent *tx, struct tv_msg *msg)
+{
+	if (tx->kind == TV_TX_REQUEST)
+		tv__request_encode(
+			TV_CONTAINER_OF(tx, struct tv_request, tx), msg);
+	else
+		tv__response_encode(
+			TV_CONTAINER_OF(tx, struct tv_response, tx), msg);
+}
+
+static void txent_posted(struct tv_txent *tx)
+{
+	if (tx->kind == TV_TX_REQUEST)
+		tv__request_msg_posted(
+			TV_CONTAINER_OF(tx, struct tv_request, tx));
+	else
+		tv__response_msg_posted(
+			TV_CONTAINER_OF(tx, struct tv_response, tx));
+}
+
+/* Encode the head of the queue into the tx buffer and write it. */
+static int channel_send_one(struct tv_channel *ch, struct tv_txent *tx)
+{
+	struct tv_engine *e = ch->engine;
+	struct tv_msg *msg = &e->rx_msg;
+	struct tv_engine_event ev = { 0 };
+	struct tv_vf_sge sge;
+	struct tv_vf_send_wr wr;
+	size_t len;
+	int ret;
+
+	memset(msg, 0, sizeof(*msg));
+	txent_encode(tx, msg);
+	ret = tv_wire_encode(msg, ch->tx_mem, ch->buf_bytes, &len);
+	assert(ret == 0); /* we only build valid messages */
+	if (ret)
+		return ret;
+	assert(len <= ch->remote_rx_bytes);
+	sge.addr = (uint64_t)(uintptr_t)ch->tx_mem;
+	sge.length = (uint32_t)len;
+	sge.lkey = ch->tx_mr->lkey;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = TV_WRID_MSG;
+	wr.opcode = TV_WR_RDMA_WRITE_WITH_IMM;
+	wr.imm_data = TV_IMM_MESSAGE;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.remote_addr = ch->remote_rx_addr;
+	wr.rkey = ch->remote_rx_rkey;
+	ret = channel_post(ch, &wr);
+	if (ret)
+		return ret;
+	ch->tx_local_busy = true;
+	ch->tx_remote_busy = true;
+	e->stats.msgs_sent[msg->type]++;
+	ev.msg_type = msg->type;
+	ev.request_index = msg->request_index;
+	ev.step_id = msg->step_id;
+	ev.name = msg->name;
+	ev.length = len;
+	tv__emit(e, TV_EV_MSG_SEND, ch->peer_id, &ev);
+	return 0;
+}
+
+void tv__channel_kick(struct tv_channel *ch)
+{
+	struct tv_list *node;
+	struct tv_txent *tx;
+	int ret;
+
+	channel_send_acks(ch);
+	while (ch->connected && !ch->failed && !ch->tx_local_busy &&
+	       !ch->tx_remote_busy && ch->sq_outstanding < ch->sq_depth) {
+		node = ch->tx_queue.next;
+		if (node == &ch->tx_queue)
+			return;
+		tx = TV_CONTAINER_OF(node, struct tv_txent, link);
+		tv__channel_unqueue(ch, tx);
+		ret = channel_send_one(ch, tx);
+		if (ret) {
+			tv__channel_fail(ch, TV_UNAVAILABLE,
+					 "posting a %s failed: %s",
+					 tv_msg_type_name(tx->type),
+					 strerror(-ret));
+			return;
+		}
+		/* May free the owner: nothing of tx is used after this. */
+		txent_posted(tx);
+	}
+}
+
+int tv__channel_post_write(struct tv_channel *ch, struct tv_response *resp,
+			   uint64_t addr, uint32_t lkey, uint64_t len)
+{
+	struct tv_engine_event ev = { 0 };
+	struct tv_vf_send_wr wr;
+	struct tv_vf_sge sge;
+	int ret;
+
+	assert(len <= resp->dst_bytes);
+	assert(len <= UINT32_MAX);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = (uint64_t)(uintptr_t)resp | TV_WRID_WRITE_TAG;
+	wr.opcode = TV_WR_RDMA_WRITE_WITH_IMM;
+	wr.imm_data = resp->index;
+	wr.remote_addr = resp->dst_addr;
+	wr.rkey = resp->dst_rkey;
+	if (len) {
+		sge.addr = addr;
+		sge.length = (uint32_t)len;
+		sge.lkey = lkey;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+	}
+	if (ch->sq_outstanding >= ch->sq_depth)
+		return -EAGAIN;
+	ret = channel_post(ch, &wr);
+	if (ret)
+		return ret;
+	ev.request_index = resp->index;
+	ev.step_id = resp->step_id;
+	ev.name = resp->name;
+	ev.addr = resp->dst_addr;
+	ev.rkey = resp->dst_rkey;
+	ev.length = len;
+	tv__emit(ch->engine, TV_EV_TENSOR_WRITE, ch->peer_id, &ev);
+	ch->engine->stats.tensor_writes++;
+	ch->engine->stats.tensor_bytes_written += len;
+	return 0;
+}
+
+/* ---- failure ---------------------------------------------------------- */
+
+void tv__channel_fail(struct tv_channel *ch, enum tv_code code,
+		      const char *fmt, ...)
+{
+	struct tv_engine_event ev = { 0 };
+	struct tv_vf_qp_attr attr = { .qp_state = TV_QPS_ERR };
+	va_list ap;
+
+	if (ch->failed)
+		return;
+	ch->failed = true;
+	ch->fail_status.code = code;
+	va_start(ap, fmt);
+	vsnprintf(ch->fail_status.message, sizeof(ch->fail_status.message),
+		  fmt, ap);
+	va_end(ap);
+	ch->fail_status.details[0] = '\0';
+	ev.code = code;
+	ev.name = ch->fail_status.message;
+	tv__emit(ch->engine, TV_EV_CHANNEL_ERROR, ch->peer_id, &ev);
+	/*
+	 * Flush everything: outstanding writes complete (flushed) before
+	 * their source buffers are released, so nothing is freed under DMA.
+	 */
+	if (ch->qp->state != TV_QPS_ERR && ch->qp->state != TV_QPS_RESET)
+		tv_vf_modify_qp(ch->qp, &attr, TV_QP_STATE);
+	tv__request_fail_all(ch, &ch->fail_status);
+	tv__response_drop_all(ch, false);
+}
+
+/* ---- completions ------------------------------------------------------ */
+
+static void channel_on_message(struct tv_channel *ch, uint32_t byte_len)
+{
+	struct tv_engine *e = ch->engine;
+	struct tv_msg *msg = &e->rx_msg;
+	struct tv_engine_event ev = { 0 };
+	int ret;
+
+	/* Parse first: the ACK lets the peer overwrite the buffer. */
+	ret = tv_wire_decode(ch->rx_mem, byte_len, msg);
+	if (ret) {
+		tv__channel_fail(ch, TV_DATA_LOSS,
+				 "malformed message from node %u (%u bytes): %s",
+				 ch->peer_id, byte_len, strerror(-ret));
+		return;
+	}
+	ch->acks_owed++;
+	channel_send_acks(ch);
+	e->stats.msgs_recv[msg->type]++;
+	ev.msg_type = msg->type;
+	ev.request_index = msg->request_index;
+	ev.step_id = msg->step_id;
+	ev.name = msg->name;
+	ev.length = byte_len;
+	tv__emit(e, TV_EV_MSG_RECV, ch->peer_id, &ev);
+	switch (msg->type) {
+	case TV_MSG_TENSOR_REQUEST:
+		tv__response_on_request(ch, msg);
+		break;
+	case TV_MSG_TENSOR_RE_REQUEST:
+		tv__response_on_re_request(ch, msg);
+		break;
+	case TV_MSG_META_DATA_UPDATE:
+		tv__request_on_meta(ch, msg);
+		break;
+	case TV_MSG_ERROR_STATUS:
+		tv__request_on_error(ch, msg);
+		break;
+	default:
+		assert(0); /* the decoder rejects unknown types */
+	}
+}
+
+static void channel_on_recv(struct tv_channel *ch, const struct tv_vf_wc *wc)
+{
+	struct tv_engine_event ev = { 0 };
+	int ret;
+
+	assert(ch->rq_posted > 0);
+	ch->rq_posted--;
+	if (wc->status != TV_WC_SUCCESS)
+		return; /* flushed: the channel has failed already */
+	if (wc->opcode != TV_WC_RECV_RDMA_WITH_IMM ||
+	    !(wc->wc_flags & TV_WC_WITH_IMM)) {
+		tv__channel_fail(ch, TV_DATA_LOSS,
+				 "unexpected receive opcode %d from node %u",
+				 wc->opcode, ch->peer_id);
+		return;
+	}
+	/* One for one: a write-with-imm consumed one receive. */
+	ret = channel_post_recvs(ch, 1);
+	if (ret) {
+		tv__channel_fail(ch, TV_UNAVAILABLE,
+				 "re-posting a receive failed: %s",
+				 strerror(-ret));
+		return;
+	}
+	if (wc->imm_data == TV_IMM_MESSAGE) {
+		channel_on_message(ch, wc->byte_len);
+	} else if (wc->imm_data == TV_IMM_ACK) {
+		ch->engine->stats.acks_recv++;
+		tv__emit(ch->engine, TV_EV_ACK_RECV, ch->peer_id, &ev);
+		ch->tx_remote_busy = false;
+	} else {
+		tv__request_on_write(ch, wc->imm_data, wc->byte_len);
+	}
+}
+
+static void channel_on_send(struct tv_channel *ch, const struct tv_vf_wc *wc)
+{
+	uint64_t tag = wc->wr_id & 7u;
+
+	assert(ch->sq_outstanding > 0);
+	ch->sq_outstanding--;
+	if (tag == TV_WRID_WRITE_TAG) {
+		struct tv_response *resp =
+			(struct tv_response *)(uintptr_t)(wc->wr_id & ~7ull);
+
+		tv__response_write_done(resp, wc->status);
+	} else if (tag == TV_WRID_MSG && wc->status == TV_WC_SUCCESS) {
+		ch->tx_local_busy = false;
+	}
+	if (wc->status != TV_WC_SUCCESS)
+		tv__channel_fail(ch, TV_UNAVAILABLE,
+				 "RDMA to node %u failed: %s (status %d)",
+				 ch->peer_id, tv_vf_wc_status_str(wc->status),
+				 wc->status);
+}
+
+int tv__channel_progress(struct tv_channel *ch)
+{
+	struct tv_vf_wc wc[32];
+	int n, i, total = 0;
+
+	for (;;) {
+		n = tv_vf_poll_cq(ch->cq, 32, wc);
+		if (n < 0) {
+			tv__channel_fail(ch, TV_INTERNAL,
+					 "polling the CQ failed: %s",
+					 strerror(-n));
+			return n;
+		}
+		for (i = 0; i < n; i++) {
+			if (wc[i].wr_id == TV_WRID_RECV)
+				channel_on_recv(ch, &wc[i]);
+			else
+				channel_on_send(ch, &wc[i]);
+		}
+		total += n;
+		if (n < 32)
+			break;
+	}
+	tv__channel_kick(ch);
+	return total;
+}
+
+void tv__channel_destroy(struct tv_channel *ch)
+{
+	struct tv_engine *e = ch->engine;
+	struct tv_vf_wc wc[32];
+	int n, i;
+
+	/* Flush, and consume the flushes so every source buffer is released. */
+	tv__channel_fail(ch, TV_CANCELLED, "engine shutting down");
+	do {
+		n = tv_vf_poll_cq(ch->cq, 32, wc);
+		for (i = 0; i < n; i++)
+			if (wc[i].wr_id != TV_WRID_RECV)
+				channel_on_send(ch, &wc[i]);
+	} while (n > 0);
+	tv_vf_destroy_qp(ch->qp);
+	/* Writes whose flushes never came (a backend without flush). */
+	tv__response_drop_all(ch, true);
+	tv_vf_destroy_cq(ch->cq);
+	channel_free_buffers(ch);
+	channel_maps_fini(ch);
+	e->channels[ch->peer_id] = NULL;
+	free(ch);
+}

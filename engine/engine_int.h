@@ -1,0 +1,264 @@
+/*
+ * This file is private to tensorverbs' engine: the objects behind the
+ * public API and the functions the engine's files share (tv__ prefix).
+ */
+#ifndef TV_ENGINE_INT_H
+#define TV_ENGINE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <tensorverbs/engine.h>
+
+#include "list.h"
+#include "map.h"
+#include "pool.h"
+#include "serialize.h"
+#include "wire.h"
+
+/* ---- tensors -------------------------------------------------------- */
+
+enum tv_mem_kind {
+	TV_MEM_NONE,    /* dead, empty or string tensor: no flat data */
+	TV_MEM_POOL,    /* registered pool memory */
+	TV_MEM_DEVICE,  /* the device allocator's (never registered) */
+	TV_MEM_WRAPPED, /* caller-owned, unregistered host memory */
+};
+
+struct tv_tensor {
+	struct tv_engine *engine;
+	uint32_t refs;
+	enum tv_dtype dtype;
+	struct tv_shape shape;
+	bool is_dead;
+	enum tv_placement place;
+	uint64_t num_elements;
+	/* Flat data (DMA-able dtypes). */
+	enum tv_mem_kind mem;
+	void *data;
+	size_t size_bytes;
+	struct tv_pool_buf buf;               /* when mem == TV_MEM_POOL */
+	void (*free_fn)(void *arg, void *data); /* when TV_MEM_WRAPPED */
+	void *free_arg;
+	/* Strings (TV_DT_STRING): num_elements owned copies. */
+	struct tv_str *strings;
+};
+
+/* A tensor for a received string payload: takes ownership of items. */
+int tv__tensor_adopt_strings(struct tv_engine *e, const struct tv_shape *shape,
+			     struct tv_str *items, uint64_t count,
+			     struct tv_tensor **tensor_p);
+
+/* ---- what is queued on a channel's tx message buffer ----------------- */
+
+enum tv_txent_kind {
+	TV_TX_REQUEST,  /* a struct tv_request: REQUEST or RE_REQUEST */
+	TV_TX_RESPONSE, /* a struct tv_response: META_DATA_UPDATE or ERROR */
+};
+
+struct tv_txent {
+	struct tv_list link;
+	enum tv_txent_kind kind;
+	enum tv_msg_type type;
+};
+
+/* ---- receiver side: one per receive --------------------------------- */
+
+enum tv_req_state {
+	TV_REQ_WAIT_CREDIT, /* not sent yet: too many requests in flight */
+	TV_REQ_QUEUED,      /* REQUEST / RE_REQUEST waiting for the tx buffer */
+	TV_REQ_SENT,        /* waiting for the write, an update or an error */
+	TV_REQ_ABANDON,     /* a cancelling RE_REQUEST queued: free when sent */
+};
+
+struct tv_request {
+	struct tv_channel *ch;
+	struct tv_hnode hnode;     /* in ch->requests, by index */
+	struct tv_txent tx;
+	struct tv_list wait_link;  /* on ch->credit_wait */
+	enum tv_req_state state;
+	bool indexed;              /* holds a request index (and a credit) */
+	uint32_t index;
+	uint64_t step_id;
+	char *name;
+	uint16_t name_len;
+	enum tv_placement place;
+	tv_recv_done_fn done;
+	void *arg;
+	/* What we believe the tensor is (cache) and where it goes. */
+	bool meta_valid;
+	struct tv_meta meta;
+	struct tv_tensor *result;  /* host result, or device result */
+	bool has_stage;            /* proxy (device) or proto (string) */
+	struct tv_pool_buf stage;
+	uint64_t dst_addr;
+	uint32_t dst_rkey;
+	uint64_t dst_bytes;
+	bool has_checksum;
+	uint64_t checksum;
+	struct tv_status fail;     /* why, for TV_REQ_ABANDON */
+};
+
+/* ---- sender side: one per request received --------------------------- */
+
+enum tv_resp_state {
+	TV_RESP_NEW,         /* being processed, in no queue */
+	TV_RESP_WAIT_TENSOR, /* in the tag table, waiting for a send */
+	TV_RESP_QUEUED_MSG,  /* META_DATA_UPDATE / ERROR waiting for tx */
+	TV_RESP_WAIT_RE_REQ, /* update sent, waiting for RE_REQUEST */
+	TV_RESP_WRITING,     /* tensor write posted */
+};
+
+struct tv_response {
+	struct tv_channel *ch;
+	struct tv_hnode hnode;     /* ch->responses, by index, while alive */
+	struct tv_hnode tag_hnode; /* e->tag_waiters while WAIT_TENSOR */
+	struct tv_txent tx;
+	enum tv_resp_state state;
+	uint32_t index;
+	uint64_t step_id;
+	char *name;
+	uint16_t name_len;
+	/* From the request. */
+	bool req_meta_valid;
+	struct tv_meta req_meta;
+	uint64_t dst_addr;
+	uint32_t dst_rkey;
+	uint64_t dst_bytes;
+	/* What we send. */
+	struct tv_meta meta;
+	struct tv_tensor *tensor;  /* zero-copy source (a reference) */
+	bool has_clone;            /* staged copy / serialized proto */
+	struct tv_pool_buf clone;
+	uint64_t checksum;
+	struct tv_status status;   /* for ERROR_STATUS */
+};
+
+/* ---- the tag table: (step_id, name) -> tensor or waiting response ----- */
+
+struct tv_tag {
+	struct tv_hnode hnode;
+	uint64_t step_id;
+	char *name;
+	uint16_t name_len;
+	struct tv_tensor *tensor;  /* NULL: an error was published */
+	struct tv_status status;
+};
+
+/* ---- channels -------------------------------------------------------- */
+
+struct tv_channel {
+	struct tv_engine *engine;
+	uint32_t peer_id;
+	struct tv_vf_cq *cq;
+	struct tv_vf_qp *qp;
+	bool connected;
+	bool failed;
+	/* Message buffers: ours to write from, ours to be written into. */
+	uint8_t *tx_mem;
+	struct tv_vf_mr *tx_mr;
+	uint8_t *rx_mem;
+	struct tv_vf_mr *rx_mr;
+	uint32_t buf_bytes;
+	uint64_t remote_rx_addr;
+	uint32_t remote_rx_rkey;
+	uint32_t remote_rx_bytes;
+	/* The tx buffer's two statuses (the original's RdmaMessageBuffer). */
+	bool tx_local_busy;
+	bool tx_remote_busy;
+	struct tv_list tx_queue;   /* struct tv_txent */
+	uint32_t acks_owed;        /* ACKs waiting for a send-queue slot */
+	uint32_t sq_outstanding;
+	uint32_t sq_depth;
+	uint32_t rq_posted;
+	/* Receiver side. */
+	struct tv_hmap requests;   /* by index: every indexed request */
+	uint32_t next_index;
+	uint32_t inflight;         /* requests holding a credit */
+	uint32_t inflight_max;
+	struct tv_list credit_wait;
+	bool granting;             /* tv__request_grant_credits() running */
+	struct tv_hmap meta_cache; /* struct tv_meta_entry by name */
+	/* Sender side: responses waiting for RE_REQUEST or writing. */
+	struct tv_hmap responses;
+	struct tv_status fail_status;
+};
+
+struct tv_meta_entry {
+	struct tv_hnode hnode;
+	char *name;
+	uint16_t name_len;
+	struct tv_meta meta;
+};
+
+/* ---- the engine ------------------------------------------------------ */
+
+#define TV_MAX_CHANNELS 4096
+
+struct tv_engine {
+	struct tv_engine_config cfg;
+	struct tv_vf_device *dev;
+	struct tv_vf_pd *pd;
+	struct tv_pool *pool;
+	struct tv_channel **channels; /* by peer id, grown on demand */
+	uint32_t nchannels;
+	struct tv_hmap tags;          /* struct tv_tag or struct tv_response */
+	struct tv_hmap tag_waiters;   /* responses waiting for a tensor */
+	struct tv_msg rx_msg;         /* decode scratch */
+	struct tv_engine_stats stats;
+	bool destroying;
+};
+
+/* wr_id tags: low bits of an aligned pointer, or a constant. */
+#define TV_WRID_RECV 1u
+#define TV_WRID_ACK 2u
+#define TV_WRID_MSG 3u
+#define TV_WRID_WRITE_TAG 4u /* | (uintptr_t)response */
+
+void tv__emit(struct tv_engine *e, enum tv_engine_event_kind kind,
+	      uint32_t peer, const struct tv_engine_event *proto);
+
+/* channel.c */
+void tv__channel_enqueue(struct tv_channel *ch, struct tv_txent *tx);
+void tv__channel_unqueue(struct tv_channel *ch, struct tv_txent *tx);
+void tv__channel_kick(struct tv_channel *ch);
+int tv__channel_post_write(struct tv_channel *ch, struct tv_response *resp,
+			   uint64_t addr, uint32_t lkey, uint64_t len);
+void tv__channel_fail(struct tv_channel *ch, enum tv_code code,
+		      const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int tv__channel_progress(struct tv_channel *ch);
+void tv__channel_destroy(struct tv_channel *ch);
+
+/* request.c (receiver) */
+int tv__request_start(struct tv_channel *ch, uint64_t step_id,
+		      const char *name, size_t name_len,
+		      enum tv_placement place, tv_recv_done_fn done, void *arg);
+void tv__request_encode(struct tv_request *req, struct tv_msg *msg);
+void tv__request_msg_posted(struct tv_request *req);
+void tv__request_on_meta(struct tv_channel *ch, const struct tv_msg *msg);
+void tv__request_on_error(struct tv_channel *ch, const struct tv_msg *msg);
+void tv__request_on_write(struct tv_channel *ch, uint32_t index,
+			  uint32_t byte_len);
+void tv__request_fail_all(struct tv_channel *ch, const struct tv_status *st);
+void tv__request_grant_credits(struct tv_channel *ch);
+struct tv_request *tv__request_find(struct tv_channel *ch, uint32_t index);
+
+/* response.c (sender) */
+void tv__response_on_request(struct tv_channel *ch, const struct tv_msg *msg);
+void tv__response_on_re_request(struct tv_channel *ch,
+				const struct tv_msg *msg);
+void tv__response_encode(struct tv_response *resp, struct tv_msg *msg);
+void tv__response_msg_posted(struct tv_response *resp);
+void tv__response_write_done(struct tv_response *resp,
+			     enum tv_vf_wc_status status);
+void tv__response_free(struct tv_response *resp);
+bool tv__response_match(struct tv_engine *e, struct tv_tag *tag);
+void tv__response_drop_all(struct tv_channel *ch, bool writing_too);
+
+/* engine.c */
+struct tv_tag *tv__tag_take(struct tv_engine *e, uint64_t step_id,
+			    const char *name, size_t name_len);
+void tv__tag_free(struct tv_tag *tag);
+uint64_t tv__checksum(const void *data, size_t len);
+
+#endif /* TV_ENGINE_INT_H */

@@ -1,0 +1,477 @@
+/*
+ * The receiver side (the original's RdmaTensorRequest): one object per
+ * receive, keyed by a request index that is also the immediate of the
+ * tensor write that completes it.
+ *
+ *   start -> TENSOR_REQUEST (cached metadata + destination)
+ *         -> [META_DATA_UPDATE -> reallocate -> TENSOR_RE_REQUEST]
+ *         -> tensor write (imm = index) -> proxy copy / deserialize -> done
+ *         or ERROR_STATUS -> done with the sender's status.
+ *
+ * Requests in flight are bounded by the receives posted on the channel
+ * (credits), so a tensor write can never meet an empty receive queue.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_int.h"
+
+struct tv_request *tv__request_find(struct tv_channel *ch, uint32_t index)
+{
+	struct tv_hnode *node = tv_hmap_first(&ch->requests, tv_hash_u64(index));
+
+	for (; node; node = tv_hmap_next_same(node)) {
+		struct tv_request *req =
+			TV_CONTAINER_OF(node, struct tv_request, hnode);
+
+		if (req->index == index)
+			return req;
+	}
+	return NULL;
+}
+
+/* The next index not held by a live request, wrapping after the max. */
+static uint32_t request_alloc_index(struct tv_channel *ch)
+{
+	uint32_t idx;
+
+	assert(ch->requests.count < TV_IMM_MAX_REQUEST);
+	do {
+		idx = ch->next_index;
+		ch->next_index = idx >= TV_IMM_MAX_REQUEST ? 0 : idx + 1;
+	} while (tv__request_find(ch, idx));
+	return idx;
+}
+
+static struct tv_meta_entry *meta_find(struct tv_channel *ch, const char *name,
+				       size_t len)
+{
+	struct tv_hnode *node =
+		tv_hmap_first(&ch->meta_cache, tv_hash_key(0, name, len));
+
+	for (; node; node = tv_hmap_next_same(node)) {
+		struct tv_meta_entry *me =
+			TV_CONTAINER_OF(node, struct tv_meta_entry, hnode);
+
+		if (me->name_len == len && !memcmp(me->name, name, len))
+			return me;
+	}
+	return NULL;
+}
+
+/* Remember the sender's metadata; a failed insert only costs a round trip. */
+static void meta_update(struct tv_channel *ch, const struct tv_request *req)
+{
+	struct tv_meta_entry *me = meta_find(ch, req->name, req->name_len);
+
+	if (me) {
+		me->meta = req->meta;
+		return;
+	}
+	me = calloc(1, sizeof(*me));
+	if (!me)
+		return;
+	me->name = strndup(req->name, req->name_len);
+	if (!me->name) {
+		free(me);
+		return;
+	}
+	me->name_len = req->name_len;
+	me->meta = req->meta;
+	tv_hmap_insert(&ch->meta_cache, &me->hnode,
+		       tv_hash_key(0, req->name, req->name_len));
+}
+
+static void request_release_dest(struct tv_request *req)
+{
+	struct tv_engine *e = req->ch->engine;
+
+	if (req->has_stage) {
+		tv_pool_free(e->pool, &req->stage);
+		req->has_stage = false;
+	}
+	tv_tensor_unref(req->result);
+	req->result = NULL;
+	req->dst_addr = 0;
+	req->dst_rkey = 0;
+	req->dst_bytes = 0;
+}
+
+static int request_stage(struct tv_request *req, size_t bytes)
+{
+	int ret = tv_pool_alloc(req->ch->engine->pool, bytes, &req->stage);
+
+	if (ret)
+		return ret;
+	req->has_stage = true;
+	req->dst_addr = (uint64_t)(uintptr_t)req->stage.addr;
+	req->dst_rkey = req->stage.rkey;
+	req->dst_bytes = bytes;
+	return 0;
+}
+
+/*
+ * Allocate where the tensor will be written, from req->meta: the result
+ * itself (host, registered pool), a proxy (device result), or a buffer
+ * for the serialized proto (strings).  Dead and empty tensors need none.
+ */
+static int request_alloc_dest(struct tv_request *req)
+{
+	struct tv_engine *e = req->ch->engine;
+	const struct tv_meta *m = &req->meta;
+	int ret;
+
+	request_release_dest(req);
+	if (m->is_dead || !m->tensor_bytes)
+		return 0;
+	if (m->dtype == TV_DT_STRING)
+		return request_stage(req, m->tensor_bytes);
+	ret = tv_tensor_create(e, m->dtype, &m->shape, req->place,
+			       &req->result);
+	if (ret)
+		return ret;
+	assert(tv_tensor_size_bytes(req->result) == m->tensor_bytes);
+	if (req->place == TV_PLACE_DEVICE)
+		return request_stage(req, m->tensor_bytes);
+	req->dst_addr = (uint64_t)(uintptr_t)req->result->data;
+	req->dst_rkey = req->result->buf.rkey;
+	req->dst_bytes = m->tensor_bytes;
+	return 0;
+}
+
+static void request_finish(struct tv_request *req, const struct tv_status *st,
+			   struct tv_tensor *result)
+{
+	struct tv_channel *ch = req->ch;
+	struct tv_engine *e = ch->engine;
+	struct tv_engine_event ev = { 0 };
+	bool credit = req->indexed;
+
+	assert(st->code == TV_OK || !result);
+	if (req->indexed) {
+		tv_hmap_remove(&ch->requests, &req->hnode);
+		assert(ch->inflight > 0);
+		ch->inflight--;
+	}
+	if (tv_list_linked(&req->wait_link))
+		tv_list_del(&req->wait_link);
+	tv__channel_unqueue(ch, &req->tx);
+	if (result == req->result)
+		req->result = NULL; /* handed to the callback */
+	request_release_dest(req);
+	if (st->code == TV_OK)
+		e->stats.recvs_ok++;
+	else
+		e->stats.recvs_failed++;
+	assert(e->stats.live_requests > 0);
+	e->stats.live_requests--;
+	ev.request_index = req->index;
+	ev.step_id = req->step_id;
+	ev.name = req->name;
+	ev.code = st->code;
+	tv__emit(e, TV_EV_RECV_DONE, ch->peer_id, &ev);
+	if (req->done)
+		req->done(req->arg, st, result);
+	free(req->name);
+	free(req);
+	/* The credit it held may let a waiting request go. */
+	if (credit)
+		tv__request_grant_credits(ch);
+}
+
+static void request_fail(struct tv_request *req, enum tv_code code,
+			 const char *msg)
+{
+	struct tv_status st;
+
+	tv_status_set(&st, code, "%s", msg);
+	request_finish(req, &st, NULL);
+}
+
+/* Take an index and a credit; send TENSOR_REQUEST with cached metadata. */
+static void request_send_first(struct tv_request *req)
+{
+	struct tv_channel *ch = req->ch;
+	struct tv_meta_entry *me;
+	int ret;
+
+	req->index = request_alloc_index(ch);
+	tv_hmap_insert(&ch->requests, &req->hnode, tv_hash_u64(req->index));
+	req->indexed = true;
+	ch->inflight++;
+	me = meta_find(ch, req->name, req->name_len);
+	if (me) {
+		req->meta = me->meta;
+		req->meta_valid = true;
+		ret = request_alloc_dest(req);
+		if (ret) {
+			request_fail(req, TV_RESOURCE_EXHAUSTED,
+				     "allocating the receive buffer failed");
+			return;
+		}
+	}
+	req->tx.type = TV_MSG_TENSOR_REQUEST;
+	req->state = TV_REQ_QUEUED;
+	tv__channel_enqueue(ch, &req->tx);
+}
+
+void tv__request_grant_credits(struct tv_channel *ch)
+{
+	struct tv_list *node;
+
+	/* Finishing a request re-enters here: let the outer loop do it. */
+	if (ch->granting)
+		return;
+	ch->granting = true;
+	while (ch->connected && !ch->failed &&
+	       ch->inflight < ch->inflight_max) {
+		node = tv_list_pop(&ch->credit_wait);
+		if (!node)
+			break;
+		request_send_first(
+			TV_CONTAINER_OF(node, struct tv_request, wait_link));
+	}
+	ch->granting = false;
+}
+
+int tv__request_start(struct tv_channel *ch, uint64_t step_id,
+		      const char *name, size_t name_len,
+		      enum tv_placement place, tv_recv_done_fn done, void *arg)
+{
+	struct tv_engine *e = ch->engine;
+	struct tv_request *req;
+
+	req = calloc(1, sizeof(*req));
+	if (!req)
+		return -ENOMEM;
+	req->name = strndup(name, name_len);
+	if (!req->name) {
+		free(req);
+		return -ENOMEM;
+	}
+	req->ch = ch;
+	req->name_len = (uint16_t)name_len;
+	req->step_id = step_id;
+	req->place = place;
+	req->done = done;
+	req->arg = arg;
+	req->tx.kind = TV_TX_REQUEST;
+	tv_list_init(&req->tx.link);
+	tv_list_init(&req->wait_link);
+	req->state = TV_REQ_WAIT_CREDIT;
+	e->stats.recvs_started++;
+	e->stats.live_requests++;
+	if (ch->failed) {
+		request_finish(req, &ch->fail_status, NULL);
+		return 0;
+	}
+	tv_list_add_tail(&ch->credit_wait, &req->wait_link);
+	tv__request_grant_credits(ch);
+	tv__channel_kick(ch);
+	return 0;
+}
+
+void tv__request_encode(struct tv_request *req, struct tv_msg *msg)
+{
+	struct tv_engine_event ev = { 0 };
+
+	msg->type = req->tx.type;
+	memcpy(msg->name, req->name, req->name_len);
+	msg->name[req->name_len] = '\0';
+	msg->name_len = req->name_len;
+	msg->step_id = req->step_id;
+	msg->request_index = req->index;
+	msg->remote_addr = req->dst_addr;
+	msg->rkey = req->dst_rkey;
+	msg->remote_bytes = req->dst_bytes;
+	msg->meta_valid = req->meta_valid;
+	if (req->meta_valid)
+		msg->meta = req->meta;
+	ev.msg_type = msg->type;
+	ev.request_index = req->index;
+	ev.step_id = req->step_id;
+	ev.name = req->name;
+	ev.addr = req->dst_addr;
+	ev.rkey = req->dst_rkey;
+	ev.length = req->dst_bytes;
+	tv__emit(req->ch->engine, TV_EV_REQ_ADVERTISE, req->ch->peer_id, &ev);
+}
+
+void tv__request_msg_posted(struct tv_request *req)
+{
+	/* A cancelling RE_REQUEST for a non-empty tensor: nothing will come. */
+	if (req->state == TV_REQ_ABANDON && req->meta.tensor_bytes) {
+		request_finish(req, &req->fail, NULL);
+		return;
+	}
+	if (req->state == TV_REQ_QUEUED)
+		req->state = TV_REQ_SENT;
+}
+
+/* Find the request a message names; a mismatch is a protocol violation. */
+static struct tv_request *request_for_msg(struct tv_channel *ch,
+					  const struct tv_msg *msg)
+{
+	struct tv_request *req = tv__request_find(ch, msg->request_index);
+
+	if (!req || req->state != TV_REQ_SENT || req->step_id != msg->step_id ||
+	    req->name_len != msg->name_len ||
+	    memcmp(req->name, msg->name, msg->name_len)) {
+		tv__channel_fail(ch, TV_DATA_LOSS,
+				 "%s from node %u names no pending request "
+				 "(index %u, step %llu)",
+				 tv_msg_type_name(msg->type), ch->peer_id,
+				 msg->request_index,
+				 (unsigned long long)msg->step_id);
+		return NULL;
+	}
+	return req;
+}
+
+void tv__request_on_meta(struct tv_channel *ch, const struct tv_msg *msg)
+{
+	struct tv_request *req = request_for_msg(ch, msg);
+	int ret;
+
+	if (!req)
+		return;
+	req->meta = msg->meta;
+	req->meta_valid = true;
+	req->has_checksum = msg->has_checksum;
+	req->checksum = msg->checksum;
+	meta_update(ch, req);
+	ret = request_alloc_dest(req);
+	if (ret) {
+		/* Tell the sender to let go: a RE_REQUEST advertising 0 bytes. */
+		request_release_dest(req);
+		tv_status_set(&req->fail, TV_RESOURCE_EXHAUSTED,
+			      "allocating %llu bytes for '%s' failed",
+			      (unsigned long long)req->meta.tensor_bytes,
+			      req->name);
+		req->state = TV_REQ_ABANDON;
+	} else {
+		req->state = TV_REQ_QUEUED;
+	}
+	req->tx.type = TV_MSG_TENSOR_RE_REQUEST;
+	tv__channel_enqueue(ch, &req->tx);
+}
+
+void tv__request_on_error(struct tv_channel *ch, const struct tv_msg *msg)
+{
+	struct tv_request *req = request_for_msg(ch, msg);
+
+	if (req)
+		request_finish(req, &msg->status, NULL);
+}
+
+/* Verify the checksum the sender announced over the bytes written. */
+static int request_verify(struct tv_request *req, const void *data,
+			  size_t len)
+{
+	struct tv_engine *e = req->ch->engine;
+
+	if (!e->cfg.validate_checksum || !req->has_checksum)
+		return 0;
+	if (tv__checksum(data, len) == req->checksum)
+		return 0;
+	e->stats.checksum_failures++;
+	return -EILSEQ;
+}
+
+/* Turn what was written into the result tensor (RecvTensorContent). */
+static int request_materialize(struct tv_request *req, struct tv_tensor **t_p)
+{
+	struct tv_engine *e = req->ch->engine;
+	const struct tv_meta *m = &req->meta;
+	struct tv_shape shape;
+	struct tv_str *items;
+	uint64_t count;
+	int ret;
+
+	if (m->is_dead)
+		return tv_tensor_create_dead(e, m->dtype, t_p);
+	if (m->dtype == TV_DT_STRING) {
+		ret = tv_proto_unpack(req->stage.addr, m->tensor_bytes,
+				      &m->shape, &shape, &items, &count);
+		if (ret)
+			return ret;
+		ret = tv__tensor_adopt_strings(e, &shape, items, count, t_p);
+		if (ret)
+			tv_proto_free_items(items, count);
+		return ret;
+	}
+	if (!req->result) /* zero elements */
+		return tv_tensor_create(e, m->dtype, &m->shape, req->place,
+					t_p);
+	if (req->place == TV_PLACE_DEVICE) {
+		memcpy(req->result->data, req->stage.addr, m->tensor_bytes);
+		e->stats.proxy_copies++;
+	}
+	*t_p = req->result;
+	return 0;
+}
+
+void tv__request_on_write(struct tv_channel *ch, uint32_t index,
+			  uint32_t byte_len)
+{
+	struct tv_request *req = tv__request_find(ch, index);
+	struct tv_tensor *t = NULL;
+	struct tv_status st;
+	const void *data;
+	int ret;
+
+	if (req && req->state == TV_REQ_ABANDON) {
+		/* The zero-byte write a cancelling RE_REQUEST still gets. */
+		request_finish(req, &req->fail, NULL);
+		return;
+	}
+	if (!req || req->state != TV_REQ_SENT || !req->meta_valid) {
+		tv__channel_fail(ch, TV_DATA_LOSS,
+				 "tensor write from node %u for request index "
+				 "%u that awaits none", ch->peer_id, index);
+		return;
+	}
+	if (byte_len != req->meta.tensor_bytes) {
+		tv_status_set(&st, TV_DATA_LOSS,
+			      "tensor '%s' arrived with %u bytes, expected %llu",
+			      req->name, byte_len,
+			      (unsigned long long)req->meta.tensor_bytes);
+		request_finish(req, &st, NULL);
+		return;
+	}
+	data = req->has_stage ? req->stage.addr :
+	       req->result    ? req->result->data : NULL;
+	if (request_verify(req, data, byte_len)) {
+		tv_status_set(&st, TV_DATA_LOSS,
+			      "checksum mismatch for tensor '%s' step %llu",
+			      req->name, (unsigned long long)req->step_id);
+		request_finish(req, &st, NULL);
+		return;
+	}
+	ret = request_materialize(req, &t);
+	if (ret) {
+		tv_status_set(&st, ret == -ENOMEM ? TV_RESOURCE_EXHAUSTED :
+						    TV_DATA_LOSS,
+			      "decoding tensor '%s' failed: %s", req->name,
+			      strerror(-ret));
+		request_finish(req, &st, NULL);
+		return;
+	}
+	tv_status_ok(&st);
+	request_finish(req, &st, t);
+}
+
+void tv__request_fail_all(struct tv_channel *ch, const struct tv_status *st)
+{
+	struct tv_hnode *node;
+	struct tv_list *wait;
+
+	while ((wait = tv_list_pop(&ch->credit_wait)))
+		request_finish(TV_CONTAINER_OF(wait, struct tv_request,
+					       wait_link), st, NULL);
+	while ((node = tv_hmap_any(&ch->requests)))
+		request_finish(TV_CONTAINER_OF(node, struct tv_request, hnode),
+			       st, NULL);
+}
