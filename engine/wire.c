@@ -1,0 +1,555 @@
+/*
+ * The wire codec: struct tv_msg <-> the bytes of docs/wire-format.md.
+ *
+ * Every field is written and read one at a time with an explicit width in
+ * little-endian order; nothing is ever memcpy'd from or cast onto a struct,
+ * so no padding, pointer or uninitialised byte can reach the wire (the
+ * original TensorFlow code leaked all three).  The encoder computes the
+ * exact length first, so it either writes a whole message within cap or
+ * writes nothing.  The decoder treats every byte as hostile: each read is
+ * bounds-checked, and every field is validated before it is stored.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "wire.h"
+
+/* Header: magic(2) version(1) type(1) flags(2) reserved(2) body_len(4) sum(4) */
+#define HDR_BYTES 16
+#define HDR_SUMMED 12 /* header bytes covered by the checksum */
+#define MAGIC0 'T'
+#define MAGIC1 'V'
+
+#define FLAG_META 0x0001u     /* REQUEST, RE_REQUEST: metadata follows */
+#define FLAG_CHECKSUM 0x0002u /* META_DATA_UPDATE: checksum follows */
+
+/* request_index(4) step_id(8) name_len(2) name */
+#define COMMON_FIXED (4 + 8 + 2)
+/* dtype(4) is_dead(1) rank(1) tensor_bytes(8) dims(8 each) */
+#define META_FIXED (4 + 1 + 1 + 8)
+/* remote_addr(8) remote_bytes(8) rkey(4) */
+#define REQUEST_FIXED (8 + 8 + 4)
+/* code(4) message_len(2) message details_len(2) details */
+#define ERROR_FIXED (4 + 2 + 2)
+
+/* ------------------------------------------------------------------ */
+/* Sizes */
+
+static size_t meta_len(uint32_t rank)
+{
+	assert(rank <= TV_MAX_RANK);
+	return META_FIXED + 8 * (size_t)rank;
+}
+
+static size_t body_max(void)
+{
+	size_t common = COMMON_FIXED + TV_NAME_MAX;
+	size_t req = common + REQUEST_FIXED + meta_len(TV_MAX_RANK);
+	size_t upd = common + meta_len(TV_MAX_RANK) + 8;
+	size_t err = common + ERROR_FIXED + TV_STATUS_MSG_MAX +
+		     TV_STATUS_DETAILS_MAX;
+	size_t max = req;
+
+	if (upd > max)
+		max = upd;
+	if (err > max)
+		max = err;
+	return max;
+}
+
+size_t tv_wire_max_bytes(void)
+{
+	return HDR_BYTES + body_max();
+}
+
+/* Body bytes of a message that passed msg_check(). */
+static size_t body_len(const struct tv_msg *m)
+{
+	size_t len = COMMON_FIXED + m->name_len;
+
+	switch (m->type) {
+	case TV_MSG_TENSOR_REQUEST:
+	case TV_MSG_TENSOR_RE_REQUEST:
+		len += REQUEST_FIXED;
+		if (m->meta_valid)
+			len += meta_len(m->meta.shape.rank);
+		break;
+	case TV_MSG_META_DATA_UPDATE:
+		len += meta_len(m->meta.shape.rank);
+		if (m->has_checksum)
+			len += 8;
+		break;
+	case TV_MSG_ERROR_STATUS:
+		len += ERROR_FIXED + strlen(m->status.message) +
+		       strlen(m->status.details);
+		break;
+	default:
+		assert(0 && "msg_check lets no unknown type through");
+	}
+	assert(len <= body_max());
+	return len;
+}
+
+/* ------------------------------------------------------------------ */
+/* Validation shared by both directions */
+
+static bool text_ok(const char *s, size_t max)
+{
+	return strnlen(s, max + 1) <= max;
+}
+
+static bool remote_ok(const struct tv_msg *m)
+{
+	uint64_t end;
+
+	/* The destination must not wrap the address space. */
+	return !__builtin_add_overflow(m->remote_addr, m->remote_bytes, &end);
+}
+
+static int msg_check_type(const struct tv_msg *m)
+{
+	switch (m->type) {
+	case TV_MSG_TENSOR_REQUEST:
+	case TV_MSG_TENSOR_RE_REQUEST:
+		if (m->meta_valid > 1 || m->has_checksum || !remote_ok(m))
+			return -EINVAL;
+		if (m->meta_valid && tv_meta_validate(&m->meta))
+			return -EINVAL;
+		return 0;
+	case TV_MSG_META_DATA_UPDATE:
+		if (m->meta_valid != 1 || m->has_checksum > 1)
+			return -EINVAL;
+		return tv_meta_validate(&m->meta) ? -EINVAL : 0;
+	case TV_MSG_ERROR_STATUS:
+		if (m->meta_valid || m->has_checksum)
+			return -EINVAL;
+		if (m->status.code == TV_OK ||
+		    (unsigned int)m->status.code > TV_CODE_MAX)
+			return -EINVAL;
+		if (!text_ok(m->status.message, TV_STATUS_MSG_MAX) ||
+		    !text_ok(m->status.details, TV_STATUS_DETAILS_MAX))
+			return -EINVAL;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* What tv_wire_encode() accepts; see docs/wire-format.md, "Encoding". */
+static int msg_check(const struct tv_msg *m)
+{
+	if ((unsigned int)m->type >= TV_MSG_TYPE_COUNT)
+		return -EINVAL;
+	if (m->name_len == 0 || m->name_len > TV_NAME_MAX)
+		return -EINVAL;
+	/* name_len must be the length of a NUL-terminated name. */
+	if (strnlen(m->name, TV_NAME_MAX + 1) != m->name_len)
+		return -EINVAL;
+	if (m->request_index > TV_IMM_MAX_REQUEST)
+		return -EINVAL;
+	return msg_check_type(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* Encoding */
+
+struct wcur {
+	uint8_t *p;
+	size_t cap;
+	size_t off;
+};
+
+static void put_bytes(struct wcur *w, const void *src, size_t n)
+{
+	assert(w->off + n <= w->cap);
+	if (n)
+		memcpy(w->p + w->off, src, n);
+	w->off += n;
+}
+
+static void put_u8(struct wcur *w, uint8_t v)
+{
+	assert(w->off + 1 <= w->cap);
+	w->p[w->off++] = v;
+}
+
+static void put_u16(struct wcur *w, uint16_t v)
+{
+	put_u8(w, (uint8_t)v);
+	put_u8(w, (uint8_t)(v >> 8));
+}
+
+static void put_u32(struct wcur *w, uint32_t v)
+{
+	put_u16(w, (uint16_t)v);
+	put_u16(w, (uint16_t)(v >> 16));
+}
+
+static void put_u64(struct wcur *w, uint64_t v)
+{
+	put_u32(w, (uint32_t)v);
+	put_u32(w, (uint32_t)(v >> 32));
+}
+
+static void put_meta(struct wcur *w, const struct tv_meta *meta)
+{
+	uint32_t i;
+
+	put_u32(w, (uint32_t)meta->dtype);
+	put_u8(w, meta->is_dead ? 1 : 0);
+	put_u8(w, (uint8_t)meta->shape.rank);
+	put_u64(w, meta->tensor_bytes);
+	for (i = 0; i < meta->shape.rank; i++)
+		put_u64(w, (uint64_t)meta->shape.dims[i]);
+}
+
+static void put_body(struct wcur *w, const struct tv_msg *m)
+{
+	size_t mlen, dlen;
+
+	put_u32(w, m->request_index);
+	put_u64(w, m->step_id);
+	put_u16(w, m->name_len);
+	put_bytes(w, m->name, m->name_len);
+	switch (m->type) {
+	case TV_MSG_TENSOR_REQUEST:
+	case TV_MSG_TENSOR_RE_REQUEST:
+		put_u64(w, m->remote_addr);
+		put_u64(w, m->remote_bytes);
+		put_u32(w, m->rkey);
+		if (m->meta_valid)
+			put_meta(w, &m->meta);
+		break;
+	case TV_MSG_META_DATA_UPDATE:
+		put_meta(w, &m->meta);
+		if (m->has_checksum)
+			put_u64(w, m->checksum);
+		break;
+	case TV_MSG_ERROR_STATUS:
+		mlen = strlen(m->status.message);
+		dlen = strlen(m->status.details);
+		put_u32(w, (uint32_t)m->status.code);
+		put_u16(w, (uint16_t)mlen);
+		put_bytes(w, m->status.message, mlen);
+		put_u16(w, (uint16_t)dlen);
+		put_bytes(w, m->status.details, dlen);
+		break;
+	default:
+		assert(0 && "msg_check lets no unknown type through");
+	}
+}
+
+static uint16_t type_flags(const struct tv_msg *m)
+{
+	uint16_t flags = 0;
+
+	if (m->type == TV_MSG_TENSOR_REQUEST ||
+	    m->type == TV_MSG_TENSOR_RE_REQUEST)
+		flags |= m->meta_valid ? FLAG_META : 0;
+	if (m->type == TV_MSG_META_DATA_UPDATE)
+		flags |= m->has_checksum ? FLAG_CHECKSUM : 0;
+	return flags;
+}
+
+/* Header and body are hashed as one so a flipped header bit is caught. */
+static uint32_t wire_sum(const uint8_t *hdr, const uint8_t *body, size_t len)
+{
+	XXH32_hash_t seed = XXH32(hdr, HDR_SUMMED, 0);
+
+	return XXH32(body, len, seed);
+}
+
+int tv_wire_encode(const struct tv_msg *msg, uint8_t *buf, size_t cap,
+		   size_t *len_p)
+{
+	struct wcur w = { .p = buf, .cap = cap, .off = 0 };
+	size_t blen;
+	int ret;
+
+	if (!msg)
+		return -EINVAL;
+	ret = msg_check(msg);
+	if (ret)
+		return ret;
+	blen = body_len(msg);
+	if (!buf || cap < HDR_BYTES + blen)
+		return -ENOBUFS;
+
+	put_u8(&w, MAGIC0);
+	put_u8(&w, MAGIC1);
+	put_u8(&w, TV_WIRE_VERSION);
+	put_u8(&w, (uint8_t)msg->type);
+	put_u16(&w, type_flags(msg));
+	put_u16(&w, 0); /* reserved */
+	put_u32(&w, (uint32_t)blen);
+	assert(w.off == HDR_SUMMED);
+	w.off = HDR_BYTES; /* the checksum goes in once the body is there */
+	put_body(&w, msg);
+	assert(w.off == HDR_BYTES + blen);
+
+	w.off = HDR_SUMMED;
+	put_u32(&w, wire_sum(buf, buf + HDR_BYTES, blen));
+	*len_p = HDR_BYTES + blen;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Decoding */
+
+struct rcur {
+	const uint8_t *p;
+	size_t len;
+	size_t off;
+};
+
+static int get_bytes(struct rcur *r, void *dst, size_t n)
+{
+	if (n > r->len - r->off)
+		return -EBADMSG;
+	if (n)
+		memcpy(dst, r->p + r->off, n);
+	r->off += n;
+	return 0;
+}
+
+static int get_u8(struct rcur *r, uint8_t *v_p)
+{
+	if (r->off >= r->len)
+		return -EBADMSG;
+	*v_p = r->p[r->off++];
+	return 0;
+}
+
+static int get_u16(struct rcur *r, uint16_t *v_p)
+{
+	if (r->len - r->off < 2)
+		return -EBADMSG;
+	*v_p = (uint16_t)(r->p[r->off] | r->p[r->off + 1] << 8);
+	r->off += 2;
+	return 0;
+}
+
+static int get_u32(struct rcur *r, uint32_t *v_p)
+{
+	uint16_t lo, hi;
+
+	if (r->len - r->off < 4)
+		return -EBADMSG;
+	get_u16(r, &lo);
+	get_u16(r, &hi);
+	*v_p = (uint32_t)lo | (uint32_t)hi << 16;
+	return 0;
+}
+
+static int get_u64(struct rcur *r, uint64_t *v_p)
+{
+	uint32_t lo, hi;
+
+	if (r->len - r->off < 8)
+		return -EBADMSG;
+	get_u32(r, &lo);
+	get_u32(r, &hi);
+	*v_p = (uint64_t)lo | (uint64_t)hi << 32;
+	return 0;
+}
+
+/* A text field: u16 length, then that many bytes, none of them NUL. */
+static int get_text(struct rcur *r, char *dst, size_t max, size_t min)
+{
+	uint16_t len;
+
+	if (get_u16(r, &len) || len > max || len < min)
+		return -EBADMSG;
+	if (get_bytes(r, dst, len) || memchr(dst, '\0', len))
+		return -EBADMSG;
+	dst[len] = '\0';
+	return 0;
+}
+
+static int get_meta(struct rcur *r, struct tv_meta *meta)
+{
+	uint32_t dtype, i;
+	uint8_t dead, rank;
+	uint64_t v;
+
+	if (get_u32(r, &dtype) || get_u8(r, &dead) || get_u8(r, &rank) ||
+	    get_u64(r, &meta->tensor_bytes))
+		return -EBADMSG;
+	/* Checked as integers before they become an enum or a bool. */
+	if (!tv_dtype_valid((enum tv_dtype)dtype) || dead > 1 ||
+	    rank > TV_MAX_RANK)
+		return -EBADMSG;
+	meta->dtype = (enum tv_dtype)dtype;
+	meta->is_dead = dead;
+	meta->shape.rank = rank;
+	for (i = 0; i < rank; i++) {
+		if (get_u64(r, &v) || v > INT64_MAX)
+			return -EBADMSG;
+		meta->shape.dims[i] = (int64_t)v;
+	}
+	return tv_meta_validate(meta) ? -EBADMSG : 0;
+}
+
+static int get_request(struct rcur *r, uint16_t flags, struct tv_msg *m)
+{
+	if (get_u64(r, &m->remote_addr) || get_u64(r, &m->remote_bytes) ||
+	    get_u32(r, &m->rkey))
+		return -EBADMSG;
+	if (!remote_ok(m))
+		return -EBADMSG;
+	if (flags & FLAG_META) {
+		m->meta_valid = 1;
+		return get_meta(r, &m->meta);
+	}
+	return 0;
+}
+
+static int get_update(struct rcur *r, uint16_t flags, struct tv_msg *m)
+{
+	m->meta_valid = 1;
+	if (get_meta(r, &m->meta))
+		return -EBADMSG;
+	if (flags & FLAG_CHECKSUM) {
+		m->has_checksum = 1;
+		return get_u64(r, &m->checksum);
+	}
+	return 0;
+}
+
+static int get_error(struct rcur *r, struct tv_msg *m)
+{
+	uint32_t code;
+
+	if (get_u32(r, &code) || code == TV_OK || code > TV_CODE_MAX)
+		return -EBADMSG;
+	m->status.code = (enum tv_code)code;
+	if (get_text(r, m->status.message, TV_STATUS_MSG_MAX, 0) ||
+	    get_text(r, m->status.details, TV_STATUS_DETAILS_MAX, 0))
+		return -EBADMSG;
+	return 0;
+}
+
+static int get_body(struct rcur *r, uint16_t flags, struct tv_msg *m)
+{
+	int ret;
+
+	if (get_u32(r, &m->request_index) || get_u64(r, &m->step_id))
+		return -EBADMSG;
+	if (m->request_index > TV_IMM_MAX_REQUEST)
+		return -EBADMSG;
+	if (get_text(r, m->name, TV_NAME_MAX, 1))
+		return -EBADMSG;
+	m->name_len = (uint16_t)strlen(m->name);
+	switch (m->type) {
+	case TV_MSG_TENSOR_REQUEST:
+	case TV_MSG_TENSOR_RE_REQUEST:
+		ret = get_request(r, flags, m);
+		break;
+	case TV_MSG_META_DATA_UPDATE:
+		ret = get_update(r, flags, m);
+		break;
+	case TV_MSG_ERROR_STATUS:
+		ret = get_error(r, m);
+		break;
+	default:
+		assert(0 && "the header check lets no unknown type through");
+		ret = -EBADMSG;
+	}
+	if (ret)
+		return ret;
+	/* Every body byte must belong to a field: no trailing bytes. */
+	return r->off == r->len ? 0 : -EBADMSG;
+}
+
+static uint16_t allowed_flags(uint8_t type)
+{
+	switch (type) {
+	case TV_MSG_TENSOR_REQUEST:
+	case TV_MSG_TENSOR_RE_REQUEST:
+		return FLAG_META;
+	case TV_MSG_META_DATA_UPDATE:
+		return FLAG_CHECKSUM;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The header, checked in the order the documentation gives: identity
+ * (-EPROTO), size (-EMSGSIZE, then -EBADMSG), integrity, then contents.
+ */
+static int check_header(struct rcur *r, uint8_t *type_p, uint16_t *flags_p)
+{
+	uint8_t m0, m1, version, type;
+	uint16_t flags, reserved;
+	uint32_t blen, sum;
+
+	if (r->len < HDR_BYTES)
+		return -EBADMSG;
+	get_u8(r, &m0);
+	get_u8(r, &m1);
+	get_u8(r, &version);
+	get_u8(r, &type);
+	get_u16(r, &flags);
+	get_u16(r, &reserved);
+	get_u32(r, &blen);
+	get_u32(r, &sum);
+	assert(r->off == HDR_BYTES);
+	if (m0 != MAGIC0 || m1 != MAGIC1 || version != TV_WIRE_VERSION)
+		return -EPROTO;
+	if (blen > body_max())
+		return -EMSGSIZE;
+	if (r->len - HDR_BYTES != blen)
+		return -EBADMSG;
+	if (sum != wire_sum(r->p, r->p + HDR_BYTES, blen))
+		return -EBADMSG;
+	if (reserved != 0 || type >= TV_MSG_TYPE_COUNT ||
+	    (flags & ~allowed_flags(type)))
+		return -EBADMSG;
+	*type_p = type;
+	*flags_p = flags;
+	return 0;
+}
+
+int tv_wire_decode(const uint8_t *buf, size_t len, struct tv_msg *msg_p)
+{
+	struct rcur r = { .p = buf, .len = len, .off = 0 };
+	struct tv_msg m;
+	uint16_t flags;
+	uint8_t type;
+	int ret;
+
+	if (!buf || !msg_p)
+		return -EINVAL;
+	ret = check_header(&r, &type, &flags);
+	if (ret)
+		return ret;
+	/* Zeroed first: fields the type does not carry read as zero. */
+	memset(&m, 0, sizeof(m));
+	m.type = (enum tv_msg_type)type;
+	ret = get_body(&r, flags, &m);
+	if (ret)
+		return ret;
+	*msg_p = m;
+	return 0;
+}
+
+const char *tv_msg_type_name(enum tv_msg_type type)
+{
+	switch (type) {
+	case TV_MSG_META_DATA_UPDATE:
+		return "META_DATA_UPDATE";
+	case TV_MSG_TENSOR_RE_REQUEST:
+		return "TENSOR_RE_REQUEST";
+	case TV_MSG_TENSOR_REQUEST:
+		return "TENSOR_REQUEST";
+	case TV_MSG_ERROR_STATUS:
+		return "ERROR_STATUS";
+	default:
+		return "INVALID";
+	}
+}
