@@ -1,0 +1,126 @@
+/*
+ * tensorverbs: the command line.  Subcommands live in their own files;
+ * this one dispatches, prints usage and refuses the ones not written yet
+ * (they fail loudly rather than pretend).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef TV_VERSION
+#define TV_VERSION "unknown"
+#endif
+
+static const char usage_text[] =
+	"usage: tensorverbs <command> [options]\n"
+	"\n"
+	"commands:\n"
+	"  run [SCENARIO.json] [--seed N] [--quiet] [--print-hash] [--trace]\n"
+	"        run a scenario on the simulator and check every invariant;\n"
+	"        without a file, run the built-in demo\n"
+	"  bench sim [--seconds S] [--seed N]\n"
+	"        simulator throughput benchmark (events/s, transfers/s)\n"
+	"  version\n"
+	"        print the version\n"
+	"  help, --help\n"
+	"        this text; `tensorverbs run --help` for one command\n"
+	"\n"
+	"not implemented yet: replay, swarm, shrink, faults, serve, fetch,\n"
+	"devices\n"
+	"\n"
+	"exit status: 0 success, 1 a check failed, 2 bad usage or scenario\n";
+
+static const char *const future_cmds[] = {
+	"replay", "swarm", "shrink", "faults", "serve", "fetch", "devices",
+	NULL
+};
+
+static void usage(FILE *out)
+{
+	fputs(usage_text, out);
+}
+
+int cli_parse_u64(const char *s, uint64_t *v_p)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end != '\0')
+		return -EINVAL;
+	*v_p = v;
+	return 0;
+}
+
+void cli_fmt_bytes(double bytes, char *buf, size_t cap)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	size_t u = 0;
+
+	while (bytes >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+}
+
+void cli_fmt_ns(double ns, char *buf, size_t cap)
+{
+	if (ns >= 1e9)
+		snprintf(buf, cap, "%.3f s", ns / 1e9);
+	else if (ns >= 1e6)
+		snprintf(buf, cap, "%.3f ms", ns / 1e6);
+	else if (ns >= 1e3)
+		snprintf(buf, cap, "%.3f us", ns / 1e3);
+	else
+		snprintf(buf, cap, "%.0f ns", ns);
+}
+
+void cli_fmt_rate(double per_sec, char *buf, size_t cap)
+{
+	if (per_sec >= 1e6)
+		snprintf(buf, cap, "%.2f M", per_sec / 1e6);
+	else if (per_sec >= 1e3)
+		snprintf(buf, cap, "%.1f k", per_sec / 1e3);
+	else
+		snprintf(buf, cap, "%.1f ", per_sec);
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd) {
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") ||
+	    !strcmp(cmd, "-h")) {
+		usage(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+		printf("tensorverbs %s\n", TV_VERSION);
+		return CLI_EXIT_OK;
+	}
+	if (!strcmp(cmd, "run"))
+		return cli_run(argc - 1, argv + 1, argv[0]);
+	if (!strcmp(cmd, "bench"))
+		return cli_bench(argc - 1, argv + 1, argv[0]);
+	for (const char *const *f = future_cmds; *f; f++) {
+		if (!strcmp(cmd, *f)) {
+			fprintf(stderr, "tensorverbs %s: not implemented yet\n",
+				cmd);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	fprintf(stderr, "tensorverbs: unknown command '%s'\n\n", cmd);
+	usage(stderr);
+	return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,172 @@
+/* `tensorverbs run`: one scenario on the simulator, every check on. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char run_usage[] =
+	"usage: tensorverbs run [SCENARIO.json] [options]\n"
+	"\n"
+	"Builds a simulated world from the scenario (docs/scenarios.md), one\n"
+	"engine per node, runs every send and recv at its virtual time until\n"
+	"quiescence and checks every expectation and invariant.  Without a\n"
+	"file, runs the built-in demo.\n"
+	"\n"
+	"options:\n"
+	"  --seed N       seed of the run (default: the scenario's \"seed\")\n"
+	"  --quiet, -q    print nothing but failures (and --print-hash)\n"
+	"  --print-hash   print the simulator's event hash: event-hash: 0x...\n"
+	"  --trace        print every engine and simulator event\n"
+	"  --help, -h     this text\n"
+	"\n"
+	"exit status: 0 all checks held, 1 a check failed, 2 bad usage or\n"
+	"scenario.  A failure prints the command that reproduces it.\n";
+
+struct run_args {
+	const char *file;
+	bool has_seed;
+	uint64_t seed;
+	bool quiet;
+	bool print_hash;
+	bool trace;
+};
+
+static int parse_run_args(int argc, char **argv, struct run_args *a)
+{
+	static const struct option opts[] = {
+		{ "seed", required_argument, NULL, 's' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "print-hash", no_argument, NULL, 'H' },
+		{ "trace", no_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (cli_parse_u64(optarg, &a->seed)) {
+				fprintf(stderr, "tensorverbs run: bad --seed '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			a->has_seed = true;
+			break;
+		case 'q': a->quiet = true; break;
+		case 'H': a->print_hash = true; break;
+		case 'T': a->trace = true; break;
+		case 'h': fputs(run_usage, stdout); return 1;
+		default: fputs(run_usage, stderr); return -EINVAL;
+		}
+	}
+	if (argc - optind > 1) {
+		fprintf(stderr, "tensorverbs run: one scenario file at most\n");
+		return -EINVAL;
+	}
+	a->file = optind < argc ? argv[optind] : NULL;
+	return 0;
+}
+
+static void print_summary(const struct scenario *sc,
+			  const struct run_result *res)
+{
+	const struct tv_engine_stats *t = &res->total;
+	char b[32], v[32], w[32], rate[32];
+
+	cli_fmt_bytes((double)res->bytes_received, b, sizeof(b));
+	cli_fmt_ns((double)res->virtual_ns, v, sizeof(v));
+	cli_fmt_ns((double)res->wall_ns, w, sizeof(w));
+	cli_fmt_rate(res->wall_ns ? (double)res->sim_events * 1e9 /
+		     (double)res->wall_ns : 0, rate, sizeof(rate));
+	printf("scenario    %s (%s)\n", sc->name, sc->origin);
+	printf("seed        %" PRIu64 "\n", res->seed);
+	printf("world       %u nodes, %zu steps, %zu sends, %zu recvs\n",
+	       sc->nodes, sc->nsteps, sc->nsends, sc->nrecvs);
+	printf("transfers   %" PRIu64 " ok, %" PRIu64 " error statuses, %s received\n",
+	       res->recvs_ok, res->recvs_error, b);
+	printf("messages    TENSOR_REQUEST %" PRIu64 ", META_DATA_UPDATE %" PRIu64
+	       ", TENSOR_RE_REQUEST %" PRIu64 ", ERROR_STATUS %" PRIu64
+	       ", ACKs %" PRIu64 "\n",
+	       t->msgs_sent[2], t->msgs_sent[0], t->msgs_sent[1],
+	       t->msgs_sent[3], t->acks_sent);
+	printf("writes      %" PRIu64 " tensor writes (zero-copy %" PRIu64
+	       ", staged %" PRIu64 "), proxy copies %" PRIu64
+	       ", checksum failures %" PRIu64 "\n",
+	       t->tensor_writes, t->zero_copy_writes, t->staged_writes,
+	       t->proxy_copies, t->checksum_failures);
+	printf("checked     %" PRIu64 " tensor writes and %" PRIu64
+	       " control messages against advertised buffers\n",
+	       res->checked_writes, res->checked_msgs);
+	printf("time        %s virtual; %" PRIu64 " sim events in %s wall (%sevents/s)\n",
+	       v, res->sim_events, w, rate);
+}
+
+static void print_repro(const char *argv0, const struct run_args *a,
+			uint64_t seed)
+{
+	fprintf(stderr, "reproduce: %s run", argv0);
+	if (a->file) {
+		/* Quote the path only if the shell would split it. */
+		if (strpbrk(a->file, " \t'\"$\\"))
+			fprintf(stderr, " '%s'", a->file);
+		else
+			fprintf(stderr, " %s", a->file);
+	}
+	fprintf(stderr, " --seed %" PRIu64 "\n", seed);
+}
+
+static int load(const struct run_args *a, struct scenario **sc_p)
+{
+	char err[SC_ERR_MAX];
+	int rc;
+
+	if (a->file)
+		rc = scenario_load_file(a->file, sc_p, err);
+	else
+		rc = scenario_load_string(cli_demo_scenario, "built-in demo",
+					  sc_p, err);
+	if (rc)
+		fprintf(stderr, "tensorverbs run: invalid scenario %s: %s\n",
+			a->file ? a->file : "(demo)", err);
+	return rc;
+}
+
+int cli_run(int argc, char **argv, const char *argv0)
+{
+	struct run_args a = { 0 };
+	struct failures fails = { 0 };
+	struct run_result res = { 0 };
+	struct run_opts opts = { 0 };
+	struct scenario *sc;
+	int rc = parse_run_args(argc, argv, &a);
+
+	if (rc)
+		return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	if (load(&a, &sc))
+		return CLI_EXIT_USAGE;
+	opts.seed = a.has_seed ? a.seed : sc->seed;
+	opts.trace = a.trace;
+	rc = runner_run(sc, &opts, &fails, &res);
+	if (rc) {
+		fprintf(stderr, "tensorverbs run: %s\n", strerror(-rc));
+		res.failures = 1;
+	} else if (!a.quiet) {
+		print_summary(sc, &res);
+	}
+	if (a.print_hash && !rc)
+		printf("event-hash: 0x%016" PRIx64 "\n", res.event_hash);
+	failures_print(&fails, stderr);
+	if (!a.quiet || res.failures)
+		printf("result      %s\n", res.failures ? "FAIL" : "PASS");
+	if (res.failures)
+		print_repro(argv0, &a, opts.seed);
+	failures_free(&fails);
+	scenario_free(sc);
+	return res.failures ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}

@@ -1,0 +1,163 @@
+/*
+ * This file is private to the tensorverbs CLI: the scenario model.
+ *
+ * A scenario is parsed from JSON (docs/scenarios.md), validated strictly
+ * and flattened: every `repeat` is expanded, every time is absolute virtual
+ * time, and every recv points at the send it consumes.  The runner never
+ * looks at JSON.
+ */
+#ifndef TV_CLI_SCENARIO_H
+#define TV_CLI_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include <tensorverbs/sim.h>
+#include <tensorverbs/tensor.h>
+
+#define SC_ERR_MAX 512
+#define SC_NO_SEND SIZE_MAX
+
+enum sc_fill_pattern {
+	SC_FILL_RANDOM = 0, /* seeded bytes (bool: 0/1) */
+	SC_FILL_IOTA,       /* element i holds i, in the element's type */
+	SC_FILL_ZEROS,
+};
+
+struct sc_fill {
+	enum sc_fill_pattern pattern;
+	bool has_seed;     /* else derived from run seed, step and name */
+	uint64_t seed;
+};
+
+struct sc_bytes {
+	char *data;
+	size_t len;
+};
+
+struct sc_send {
+	uint32_t from;
+	uint32_t to;
+	char *name;
+	uint64_t step_id;
+	uint64_t at_ns;            /* absolute virtual time */
+	/* what is published */
+	bool is_error;
+	enum tv_code err_code;
+	char *err_msg;
+	enum tv_dtype dtype;
+	struct tv_shape shape;
+	bool dead;
+	enum tv_placement place;
+	struct sc_fill fill;
+	struct sc_bytes *strings;  /* explicit string elements, or NULL */
+	size_t nstrings;
+	/* derived */
+	bool requested;            /* some recv consumes it */
+};
+
+enum sc_expect_kind {
+	SC_EXPECT_OK = 0,
+	SC_EXPECT_ERROR,
+};
+
+struct sc_expect {
+	enum sc_expect_kind kind;
+	/* error */
+	enum tv_code code;
+	char *message;             /* substring that must occur, or NULL */
+	/* extra checks on an ok tensor, on top of "same as published" */
+	bool has_dtype;
+	enum tv_dtype dtype;
+	bool has_shape;
+	struct tv_shape shape;
+	bool has_dead;
+	bool dead;
+	bool has_fill;
+	struct sc_fill fill;
+	struct sc_bytes *strings;
+	size_t nstrings;
+};
+
+struct sc_recv {
+	uint32_t node;
+	uint32_t from;
+	char *name;
+	uint64_t step_id;
+	uint64_t at_ns;            /* absolute virtual time */
+	enum tv_placement place;
+	struct sc_expect expect;
+	size_t send_index;         /* the send it consumes */
+};
+
+/* One expected engine statistic: min <= value <= max. */
+struct sc_stat_expect {
+	int64_t node;              /* -1: summed over every node */
+	const char *stat;          /* static name, see scenario_stat_value() */
+	int msg_type;              /* for msgs_sent / msgs_recv, else -1 */
+	uint64_t min;
+	uint64_t max;
+	char *path;                /* JSON path, for messages */
+};
+
+struct sc_link_override {
+	uint32_t from;
+	uint32_t to;
+	struct tv_sim_link link;
+};
+
+struct scenario {
+	char *name;
+	char *origin;              /* file path, or a label for built-ins */
+	uint64_t seed;
+	uint32_t nodes;
+	struct tv_sim_link link;
+	struct sc_link_override *links;
+	size_t nlinks;
+	/* simulator */
+	uint64_t jitter_ns_max;
+	uint64_t deadline_ns;      /* virtual time limit of the run */
+	uint64_t max_events;
+	/* engine options (0: engine default) */
+	bool validate_checksum;
+	uint32_t queue_depth;
+	uint64_t pool_block_bytes;
+	/* what counts as a failure */
+	bool allow_error_completions;
+	size_t nsteps;
+	struct sc_send *sends;
+	size_t nsends;
+	struct sc_recv *recvs;
+	size_t nrecvs;
+	struct sc_stat_expect *stats;
+	size_t nstats;
+	/* parser bookkeeping */
+	size_t sends_cap;
+	size_t recvs_cap;
+	size_t stats_cap;
+	uint64_t last_at_ns;       /* latest scheduled time */
+};
+
+int scenario_load_file(const char *path, struct scenario **sc_p,
+		       char err[SC_ERR_MAX]);
+int scenario_load_string(const char *text, const char *origin,
+			 struct scenario **sc_p, char err[SC_ERR_MAX]);
+int scenario_from_json(json_t *root, const char *origin,
+		       struct scenario **sc_p, char err[SC_ERR_MAX]);
+void scenario_free(struct scenario *sc);
+
+/* Number of elements of a shape, or -EOVERFLOW. */
+int scenario_num_elements(const struct tv_shape *shape, uint64_t *n_p);
+
+struct tv_engine_stats;
+/* Value of a named statistic; -ENOENT for an unknown name. */
+int scenario_stat_value(const struct tv_engine_stats *st, const char *stat,
+			int msg_type, uint64_t *value_p);
+/* The canonical name for a stat name, or NULL if unknown. */
+const char *scenario_stat_name(const char *name);
+const char *scenario_msg_type_name(int msg_type);
+
+#endif /* TV_CLI_SCENARIO_H */
