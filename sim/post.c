@@ -1,0 +1,210 @@
+/*
+ * post_send and post_recv: validate, copy the WR into the queue, report it,
+ * and hand send WRs to the transmitter.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "sim_priv.h"
+
+static bool opcode_ok(enum tv_vf_wr_opcode op)
+{
+	return op == TV_WR_RDMA_WRITE || op == TV_WR_RDMA_WRITE_WITH_IMM ||
+	       op == TV_WR_SEND || op == TV_WR_SEND_WITH_IMM ||
+	       op == TV_WR_RDMA_READ;
+}
+
+static bool has_imm(enum tv_vf_wr_opcode op)
+{
+	return op == TV_WR_RDMA_WRITE_WITH_IMM || op == TV_WR_SEND_WITH_IMM;
+}
+
+static bool is_send(enum tv_vf_wr_opcode op)
+{
+	return op == TV_WR_SEND || op == TV_WR_SEND_WITH_IMM;
+}
+
+/* Sum of the SGE lengths, or -EINVAL past the IB message size. */
+static int sge_total(const struct tv_vf_sge *sg, int n, uint32_t *len_p)
+{
+	uint64_t len = 0;
+
+	if (n > 0 && !sg)
+		return -EINVAL;
+	for (int i = 0; i < n; i++)
+		len += sg[i].length;
+	if (len > SIM_MAX_MSG_BYTES)
+		return -EINVAL;
+	*len_p = (uint32_t)len;
+	return 0;
+}
+
+static void emit_post_send(struct tv_sim *sim, struct sim_qp *qp,
+			   const struct sim_swr *swr)
+{
+	struct tv_sim_event ev;
+	uint32_t peer = sim_gid_node(sim, qp->attr.dgid);
+	uint64_t canon = 0;
+
+	sim_event_init(&ev, TV_SIM_EV_POST_SEND, qp->node->id);
+	ev.peer = peer;
+	ev.qp_num = qp->base.qp_num;
+	ev.opcode = swr->opcode;
+	ev.has_imm = has_imm(swr->opcode);
+	ev.imm = ev.has_imm ? swr->imm_data : 0;
+	ev.wr_id = swr->wr_id;
+	ev.length = swr->length;
+	if (!is_send(swr->opcode)) {
+		ev.remote_addr = swr->remote_addr;
+		ev.rkey = swr->rkey;
+		canon = sim_canon_addr(sim, peer, swr->rkey, swr->remote_addr);
+	}
+	sim_emit(sim, &ev, canon);
+}
+
+static void swr_fill(struct sim_qp *qp, struct sim_swr *swr,
+		     const struct tv_vf_send_wr *wr, uint32_t len)
+{
+	swr->wr_id = wr->wr_id;
+	swr->remote_addr = wr->remote_addr;
+	swr->num_sge = (uint32_t)wr->num_sge;
+	if (wr->num_sge)
+		memcpy(swr->sges, wr->sg_list,
+		       (size_t)wr->num_sge * sizeof(*swr->sges));
+	swr->length = len;
+	swr->opcode = wr->opcode;
+	swr->imm_data = wr->imm_data;
+	swr->rkey = wr->rkey;
+	swr->status = TV_WC_SUCCESS;
+	swr->rnr_left = qp->attr.rnr_retry;
+	swr->retry_left = qp->attr.retry_cnt;
+	swr->signaled = qp->sq_sig_all || (wr->send_flags & TV_SEND_SIGNALED);
+	swr->depart_ns = 0;
+}
+
+static int post_one_send(struct tv_sim *sim, struct sim_qp *qp,
+			 const struct tv_vf_send_wr *wr)
+{
+	struct sim_swr tmp, *swr;
+	struct tv_vf_sge sges[SIM_MAX_SGE];
+	uint32_t len;
+	int ret;
+
+	if (qp->base.state != TV_QPS_RTS && qp->base.state != TV_QPS_ERR)
+		return -EINVAL;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_send_sge ||
+	    !opcode_ok(wr->opcode))
+		return -EINVAL;
+	ret = sge_total(wr->sg_list, wr->num_sge, &len);
+	if (ret)
+		return ret;
+	if (qp->base.state == TV_QPS_ERR) {
+		/* Accepted, and flushed at once, as hardware does. */
+		tmp.sges = sges;
+		swr_fill(qp, &tmp, wr, len);
+		sim->stats.work_requests++;
+		emit_post_send(sim, qp, &tmp);
+		sim_qp_complete_send(sim, qp, &tmp, TV_WC_WR_FLUSH_ERR);
+		return 0;
+	}
+	if (qp->sq_tail - qp->sq_head >= qp->max_send_wr)
+		return -ENOMEM;
+	swr = sim_sq_slot(qp, qp->sq_tail);
+	swr_fill(qp, swr, wr, len);
+	qp->sq_tail++;
+	ret = sim_xfer_transmit(sim, qp);
+	if (ret) {
+		/* Only this WR was waiting: take it back. */
+		assert(qp->sq_tx == qp->sq_tail - 1);
+		qp->sq_tail--;
+		return ret;
+	}
+	sim->stats.work_requests++;
+	emit_post_send(sim, qp, swr);
+	return 0;
+}
+
+int sim_op_post_send(struct tv_vf_qp *qp, struct tv_vf_send_wr *wr,
+		     struct tv_vf_send_wr **bad_wr_p)
+{
+	struct sim_qp *sqp = to_sim_qp(qp);
+	int ret;
+
+	for (; wr; wr = wr->next) {
+		ret = post_one_send(sqp->node->sim, sqp, wr);
+		if (ret) {
+			if (bad_wr_p)
+				*bad_wr_p = wr;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static void emit_post_recv(struct tv_sim *sim, struct sim_qp *qp,
+			   uint64_t wr_id, uint32_t len)
+{
+	struct tv_sim_event ev;
+
+	sim_event_init(&ev, TV_SIM_EV_POST_RECV, qp->node->id);
+	ev.qp_num = qp->base.qp_num;
+	ev.wr_id = wr_id;
+	ev.length = len;
+	sim_emit(sim, &ev, 0);
+}
+
+static int post_one_recv(struct tv_sim *sim, struct sim_qp *qp,
+			 const struct tv_vf_recv_wr *wr)
+{
+	struct sim_rwr *rwr;
+	struct tv_vf_wc wc;
+	uint32_t len;
+	int ret;
+
+	if (qp->base.state == TV_QPS_RESET)
+		return -EINVAL;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->max_recv_sge)
+		return -EINVAL;
+	ret = sge_total(wr->sg_list, wr->num_sge, &len);
+	if (ret)
+		return ret;
+	if (qp->base.state == TV_QPS_ERR) {
+		emit_post_recv(sim, qp, wr->wr_id, len);
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = wr->wr_id;
+		wc.status = TV_WC_WR_FLUSH_ERR;
+		wc.opcode = TV_WC_RECV;
+		wc.qp_num = qp->base.qp_num;
+		sim_cq_push(sim, to_sim_cq(qp->base.recv_cq), &wc);
+		return 0;
+	}
+	if (qp->rq_tail - qp->rq_head >= qp->max_recv_wr)
+		return -ENOMEM;
+	rwr = sim_rq_slot(qp, qp->rq_tail);
+	rwr->wr_id = wr->wr_id;
+	rwr->num_sge = (uint32_t)wr->num_sge;
+	rwr->length = len;
+	if (wr->num_sge)
+		memcpy(rwr->sges, wr->sg_list,
+		       (size_t)wr->num_sge * sizeof(*rwr->sges));
+	qp->rq_tail++;
+	emit_post_recv(sim, qp, wr->wr_id, len);
+	return 0;
+}
+
+int sim_op_post_recv(struct tv_vf_qp *qp, struct tv_vf_recv_wr *wr,
+		     struct tv_vf_recv_wr **bad_wr_p)
+{
+	struct sim_qp *sqp = to_sim_qp(qp);
+	int ret;
+
+	for (; wr; wr = wr->next) {
+		ret = post_one_recv(sqp->node->sim, sqp, wr);
+		if (ret) {
+			if (bad_wr_p)
+				*bad_wr_p = wr;
+			return ret;
+		}
+	}
+	return 0;
+}
