@@ -316,11 +316,24 @@ static int get_bytes(struct rcur *r, void *dst, size_t n)
 	return 0;
 }
 
+/* n little-endian bytes at the cursor, which the caller bounds-checked. */
+static uint64_t take_le(struct rcur *r, unsigned int n)
+{
+	uint64_t v = 0;
+	unsigned int i;
+
+	assert(n <= 8 && n <= r->len - r->off);
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)r->p[r->off + i] << (8 * i);
+	r->off += n;
+	return v;
+}
+
 static int get_u8(struct rcur *r, uint8_t *v_p)
 {
-	if (r->off >= r->len)
+	if (r->len - r->off < 1)
 		return -EBADMSG;
-	*v_p = r->p[r->off++];
+	*v_p = (uint8_t)take_le(r, 1);
 	return 0;
 }
 
@@ -328,32 +341,23 @@ static int get_u16(struct rcur *r, uint16_t *v_p)
 {
 	if (r->len - r->off < 2)
 		return -EBADMSG;
-	*v_p = (uint16_t)(r->p[r->off] | r->p[r->off + 1] << 8);
-	r->off += 2;
+	*v_p = (uint16_t)take_le(r, 2);
 	return 0;
 }
 
 static int get_u32(struct rcur *r, uint32_t *v_p)
 {
-	uint16_t lo, hi;
-
 	if (r->len - r->off < 4)
 		return -EBADMSG;
-	get_u16(r, &lo);
-	get_u16(r, &hi);
-	*v_p = (uint32_t)lo | (uint32_t)hi << 16;
+	*v_p = (uint32_t)take_le(r, 4);
 	return 0;
 }
 
 static int get_u64(struct rcur *r, uint64_t *v_p)
 {
-	uint32_t lo, hi;
-
 	if (r->len - r->off < 8)
 		return -EBADMSG;
-	get_u32(r, &lo);
-	get_u32(r, &hi);
-	*v_p = (uint64_t)lo | (uint64_t)hi << 32;
+	*v_p = take_le(r, 8);
 	return 0;
 }
 
@@ -490,14 +494,15 @@ static int check_header(struct rcur *r, uint8_t *type_p, uint16_t *flags_p)
 
 	if (r->len < HDR_BYTES)
 		return -EBADMSG;
-	get_u8(r, &m0);
-	get_u8(r, &m1);
-	get_u8(r, &version);
-	get_u8(r, &type);
-	get_u16(r, &flags);
-	get_u16(r, &reserved);
-	get_u32(r, &blen);
-	get_u32(r, &sum);
+	/* The whole header is there: take its fields without more checks. */
+	m0 = (uint8_t)take_le(r, 1);
+	m1 = (uint8_t)take_le(r, 1);
+	version = (uint8_t)take_le(r, 1);
+	type = (uint8_t)take_le(r, 1);
+	flags = (uint16_t)take_le(r, 2);
+	reserved = (uint16_t)take_le(r, 2);
+	blen = (uint32_t)take_le(r, 4);
+	sum = (uint32_t)take_le(r, 4);
 	assert(r->off == HDR_BYTES);
 	if (m0 != MAGIC0 || m1 != MAGIC1 || version != TV_WIRE_VERSION)
 		return -EPROTO;
