@@ -99,30 +99,32 @@ int tv_engine_destroy(struct tv_engine *e)
 {
 	struct tv_hnode *node;
 	uint32_t i;
-	int ret = 0;
 
 	if (!e)
 		return -EINVAL;
-	e->destroying = true;
-	for (i = 0; i < e->nchannels; i++)
-		if (e->channels[i])
-			tv__channel_destroy(e->channels[i]);
-	assert(!e->tag_waiters.count);
-	while ((node = tv_hmap_any(&e->tags))) {
-		tv_hmap_remove(&e->tags, node);
-		tv__tag_free(TV_CONTAINER_OF(node, struct tv_tag, hnode));
-		e->stats.unmatched_sends--;
+	if (!e->destroying) {
+		e->destroying = true;
+		for (i = 0; i < e->nchannels; i++)
+			if (e->channels[i])
+				tv__channel_destroy(e->channels[i]);
+		assert(!e->tag_waiters.count);
+		while ((node = tv_hmap_any(&e->tags))) {
+			tv_hmap_remove(&e->tags, node);
+			tv__tag_free(TV_CONTAINER_OF(node, struct tv_tag,
+						     hnode));
+			e->stats.unmatched_sends--;
+		}
 	}
+	/* The caller still holds tensors: they need the pool, so wait. */
 	if (e->stats.live_tensors)
-		ret = -EBUSY; /* the caller still holds tensors: leak them */
-	else
-		tv_pool_destroy(e->pool);
+		return -EBUSY;
+	tv_pool_destroy(e->pool);
 	tv_vf_dealloc_pd(e->pd);
 	tv_hmap_fini(&e->tag_waiters);
 	tv_hmap_fini(&e->tags);
 	free(e->channels);
 	free(e);
-	return ret;
+	return 0;
 }
 
 void tv__emit(struct tv_engine *e, enum tv_engine_event_kind kind,
@@ -190,7 +192,9 @@ static int check_name(const char *name, size_t *len_p)
 	if (!name)
 		return -EINVAL;
 	len = strnlen(name, TV_NAME_MAX + 1);
-	if (!len || len > TV_NAME_MAX)
+	if (!len)
+		return -EINVAL;
+	if (len > TV_NAME_MAX)
 		return -ENAMETOOLONG;
 	*len_p = len;
 	return 0;

@@ -75,9 +75,10 @@ int tv_engine_create(struct tv_vf_device *dev,
 		     const struct tv_engine_config *cfg,
 		     struct tv_engine **engine_p);
 /*
- * Fails every live request with CANCELLED (their callbacks run), releases
- * every resource.  Returns 0, or -EBUSY if tensors created on this engine
- * are still referenced by the caller (they are leaked, not freed).
+ * Fails every live request with CANCELLED (their callbacks run) and
+ * releases every resource.  Returns 0, or -EBUSY while tensors created on
+ * this engine are still referenced by the caller: then only the tensors'
+ * memory is left; unref them and call tv_engine_destroy() again.
  */
 int tv_engine_destroy(struct tv_engine *engine);
 

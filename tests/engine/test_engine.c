@@ -1,0 +1,517 @@
+/*
+ * The engine's protocol paths and error paths, on the simulator.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_int.h"
+#include "harness.h"
+
+static const int64_t d_4x8[] = { 4, 8 };
+static const int64_t d_16[] = { 16 };
+static const int64_t d_3x5x7[] = { 3, 5, 7 };
+
+static struct h_world *world(void)
+{
+	struct h_opts o;
+
+	h_opts_default(&o);
+	return h_world_new(&o);
+}
+
+static struct tv_engine_stats stats(struct h_world *w, uint32_t n)
+{
+	struct tv_engine_stats s;
+
+	tv_engine_stats(w->eng[n], &s);
+	return s;
+}
+
+/* Send from node 0, receive on node 1, all on host. */
+static void transfer(struct h_world *w, uint64_t step, const char *name,
+		     enum tv_dtype dt, uint32_t rank, const int64_t *dims,
+		     uint8_t fill)
+{
+	struct tv_tensor *t = h_tensor(w, 0, dt, rank, dims, TV_PLACE_HOST,
+				       fill);
+	struct h_recv r;
+
+	ck_assert_int_eq(tv_engine_send(w->eng[0], step, name, t), 0);
+	tv_tensor_unref(t);
+	h_recv(w, 1, 0, step, name, TV_PLACE_HOST, &r);
+	h_run(w);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status.code, TV_OK);
+	ck_assert_int_eq(tv_tensor_dtype(r.tensor), dt);
+	ck_assert_uint_eq(tv_tensor_shape(r.tensor)->rank, rank);
+	ck_assert(h_check_fill(r.tensor, fill));
+	h_recv_release(&r);
+}
+
+START_TEST(first_request_goes_through_metadata)
+{
+	struct h_world *w = world();
+	struct tv_engine_stats s0, s1;
+
+	transfer(w, 1, "w", TV_DT_FLOAT, 2, d_4x8, 7);
+	s0 = stats(w, 0);
+	s1 = stats(w, 1);
+	ck_assert_uint_eq(s1.msgs_sent[TV_MSG_TENSOR_REQUEST], 1);
+	ck_assert_uint_eq(s0.msgs_sent[TV_MSG_META_DATA_UPDATE], 1);
+	ck_assert_uint_eq(s1.msgs_sent[TV_MSG_TENSOR_RE_REQUEST], 1);
+	ck_assert_uint_eq(s0.tensor_writes, 1);
+	ck_assert_uint_eq(s0.tensor_bytes_written, 4 * 8 * 4);
+	/* The clone was written, not the tensor itself. */
+	ck_assert_uint_eq(s0.staged_writes, 1);
+	ck_assert_uint_eq(s0.acks_recv, 1);
+	ck_assert_uint_eq(s1.acks_recv, 2);
+	ck_assert_uint_eq(s1.recvs_ok, 1);
+	ck_assert_uint_eq(s1.live_requests, 0);
+	ck_assert_uint_eq(s0.live_responses, 0);
+	ck_assert_uint_eq(w->max_in_flight, 1);
+	ck_assert_uint_eq(w->writes_checked, 1);
+	h_world_free(w);
+}
+END_TEST
+
+START_TEST(cached_metadata_writes_zero_copy)
+{
+	struct h_world *w = world();
+	struct tv_engine_stats s0, s1;
+
+	transfer(w, 1, "w", TV_DT_FLOAT, 2, d_4x8, 1);
+	transfer(w, 2, "w", TV_DT_FLOAT, 2, d_4x8, 2);
+	transfer(w, 3, "w", TV_DT_FLOAT, 2, d_4x8, 3);
+	s0 = stats(w, 0);
+	s1 = stats(w, 1);
+	ck_assert_uint_eq(s0.msgs_sent[TV_MSG_META_DATA_UPDATE], 1);
+	ck_assert_uint_eq(s1.msgs_sent[TV_MSG_TENSOR_REQUEST], 3);
+	ck_assert_uint_eq(s1.msgs_sent[TV_MSG_TENSOR_RE_REQUEST], 1);
+	ck_assert_uint_eq(s0.zero_copy_writes, 2);
+	/* One pool block registered per side, not one MR per tensor. */
+	ck_assert_uint_eq(s1.pool_blocks, 1);
+	h_world_free(w);
+}
+END_TEST
+
+START_TEST(shape_and_dtype_changes_between_steps)
+{
+	struct h_world *w = world();
+	struct tv_engine_stats s0;
+
+	transfer(w, 1, "emb", TV_DT_FLOAT, 2, d_4x8, 1);
+	transfer(w, 2, "emb", TV_DT_FLOAT, 1, d_16, 2);     /* smaller */
+	transfer(w, 3, "emb", TV_DT_INT64, 3, d_3x5x7, 3);  /* larger */
+	transfer(w, 4, "emb", TV_DT_UINT8, 3, d_3x5x7, 4);  /* dtype */
+	transfer(w, 5, "emb", TV_DT_UINT8, 3, d_3x5x7, 5);  /* cached */
+	s0 = stats(w, 0);
+	ck_assert_uint_eq(s0.msgs_sent[TV_MSG_META_DATA_UPDATE], 4);
+	ck_assert_uint_eq(s0.zero_copy_writes, 1);
+	h_world_free(w);
+}
+END_TEST
+
+START_TEST(dead_tensor)
+{
+	struct h_world *w = world();
+	struct tv_tensor *t;
+	struct h_recv r1, r2;
+
+	ck_assert_int_eq(tv_tensor_create_dead(w->eng[0], TV_DT_FLOAT, &t), 0);
+	ck_assert_int_eq(tv_engine_send(w->eng[0], 1, "d", t), 0);
+	ck_assert_int_eq(tv_engine_send(w->eng[0], 2, "d", t), 0);
+	tv_tensor_unref(t);
+	h_recv(w, 1, 0, 1, "d", TV_PLACE_HOST, &r1);
+	h_run(w);
+	h_recv(w, 1, 0, 2, "d", TV_PLACE_HOST, &r2);
+	h_run(w);
+	ck_assert_int_eq(r1.status.code, TV_OK);
+	ck_assert(tv_tensor_is_dead(r1.tensor));
+	ck_assert(tv_tensor_is_dead(r2.tensor));
+	ck_assert_uint_eq(stats(w, 0).tensor_bytes_written, 0);
+	ck_assert_uint_eq(stats(w, 0).msgs_sent[TV_MSG_META_DATA_UPDATE], 1);
+	h_recv_release(&r1);
+	h_recv_release(&r2);
+	h_world_free(w);
+}
+END_TEST
+
+START_TEST(zero_element_tensor)
+{
+	struct h_world *w = world();
+	static const int64_t d0[] = { 0, 5 };
+
+	transfer(w, 1, "z", TV_DT_DOUBLE, 2, d0, 0);
+	transfer(w, 2, "z", TV_DT_DOUBLE, 2, d0, 0);
+	ck_assert_uint_eq(stats(w, 0).tensor_bytes_written, 0);
+	h_world_free(w);
+}
+END_TEST
+
+static void string_step(struct h_world *w, uint64_t step, uint64_t n)
+{
+	struct tv_shape shape = { .rank = 1, .dims = { (int64_t)n } };
+	struct tv_tensor *t;
+	struct h_recv r;
+	char buf[64];
+	const void *p;
+	size_t len;
+	uint64_t i;
+
+	ck_assert_int_eq(tv_tensor_create(w->eng[0], TV_DT_STRING, &shape,
+					  TV_PLACE_HOST, &t), 0);
+	for (i = 0; i < n; i++) {
+		len = (size_t)snprintf(buf, sizeof(buf), "s%llu-%llu%c!",
+				       (unsigned long long)step,
+				       (unsigned long long)i, 0);
+		ck_assert_int_eq(tv_tensor_set_string(t, i, buf, len), 0);
+	}
+	ck_assert_int_eq(tv_engine_send(w->eng[0], step, "str", t), 0);
+	tv_tensor_unref(t);
+	h_recv(w, 1, 0, step, "str", TV_PLACE_HOST, &r);
+	h_run(w);
+	ck_assert_int_eq(r.status.code, TV_OK);
+	ck_assert_int_eq(tv_tensor_dtype(r.tensor), TV_DT_STRING);
+	ck_assert_uint_eq(tv_tensor_num_elements(r.tensor), n);
+	for (i = 0; i < n; i++) {
+		size_t want = (size_t)snprintf(buf, sizeof(buf), "s%llu-%llu%c!",
+					       (unsigned long long)step,
+					       (unsigned long long)i, 0);
+
+		ck_assert_int_eq(tv_tensor_get_string(r.tensor, i, &p, &len), 0);
+		ck_assert_uint_eq(len, want);
+		ck_assert_int_eq(memcmp(p, buf, len), 0);
+	}
+	h_recv_release(&r);
+}
+
+START_TEST(string_tensor_serialized)
+{
+	struct h_world *w = world();
+
+	string_step(w, 1, 3);
+	string_step(w, 2, 3);  /* same proto size: cached path */
+	string_step(w, 3, 40); /* resized */
+	string_step(w, 4, 0);
+	ck_assert_uint_eq(stats(w, 0).zero_copy_writes, 0);
+	ck_assert_uint_eq(stats(w, 0).msgs_sent[TV_MSG_META_DATA_UPDATE], 3);
+	h_world_free(w);
+}
+END_TEST
+
+START_TEST(device_placement_uses_proxies)
+{
+	struct h_world *w = world();
+	struct tv_tensor *t;
+	struct h_recv r;
+	int step;
+
+	for (step = 1; step <= 2; step++) {
+		t = h_tensor(w, 0, TV_DT_INT32, 2, d_4x8, TV_PLACE_DEVICE,
+			     (uint8_t)(9 + step));
+		ck_assert_int_eq(tv_engine_send(w->eng[0], (uint64_t)step,
+						"g", t), 0);
+		tv_tensor_unref(t);
+		h_recv(w, 1, 0, (uint64_t)step, "g", TV_PLACE_DEVICE, &r);
+		h_run(w);
+		ck_assert_int_eq(r.status.code, TV_OK);
+		ck_assert_int_eq(tv_tensor_placement(r.tensor),
+				 TV_PLACE_DEVICE);
+		ck_assert(h_check_fill(r.tensor, (uint8_t)(9 + step)));
+		h_recv_release(&r);
+	}
+	ck_assert_uint_eq(stats(w, 1).proxy_copies, 2);
+	/* The sender's device tensor always goes through a host copy. */
+	ck_assert_uint_eq(stats(w, 0).staged_writes, 2);
+	ck_assert_uint_eq(stats(w, 0).zero_copy_writes, 0);
+	h_world_free(w);
+}
+END_TEST
+
+START_TEST(recv_before_send_waits_for_tensor)
+{
+	struct h_world *w = world();
+	struct tv_tensor *t;
+	struct h_recv r;
+
+	h_recv(w, 1, 0, 9, "late", TV_PLACE_HOST, &r);
+	h_run(w);
+	ck_assert_int_eq(r.calls, 0);
+	ck_assert_uint_eq(stats(w, 0).unmatched_requests, 1);
+	t = h_tensor(w, 0, TV_DT_FLOAT, 1, d_16, TV_PLACE_HOST, 5);
+	ck_assert_int_eq(tv_engine_send(w->eng[0], 9, "late", t), 0);
+	tv_tensor_unref(t);
+	h_run(w);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status.code, TV_OK);
+	ck_assert(h_check_fill(r.tensor, 5));
+	ck_assert_uint_eq(stats(w, 0).unmatched_requests, 0);
+	h_recv_release(&r);
+	h_world_free(w);
+}
+END_TEST
+
+START_TEST(sender_error_reaches_receiver)
+{
+	struct h_world *w = world();
+	struct h_recv r1, r2;
+
+	ck_assert_int_eq(tv_engine_send_error(w->eng[0], 1, "x", TV_NOT_FOUND,
+					      "tensor x is gone"), 0);
+	h_recv(w, 1, 0, 1, "x", TV_PLACE_HOST, &r1);
+	h_recv(w, 1, 0, 2, "x", TV_PLACE_HOST, &r2); /* error comes later */
+	h_run(w);
+	ck_assert_int_eq(tv_engine_send_error(w->eng[0], 2, "x", TV_ABORTED,
+					      "step 2 aborted"), 0);
+	h_run(w);
+	ck_assert_int_eq(r1.calls, 1);
+	ck_assert_int_eq(r1.status.code, TV_NOT_FOUND);
+	ck_assert_str_eq(r1.status.message, "tensor x is gone");
+	ck_assert_ptr_null(r1.tensor);
+	ck_assert_int_eq(r2.status.code, TV_ABORTED);
+	ck_assert_str_eq(r2.status.message, "step 2 aborted");
+	ck_assert_uint_eq(stats(w, 0).msgs_sent[TV_MSG_ERROR_STATUS], 2);
+	h_world_free(w);
+}
+END_TEST
+
+START_TEST(many_requests_queue_behind_credits)
+{
+	struct h_opts o;
+	struct h_world *w;
+	struct h_recv r[100];
+	char name[32];
+	int i;
+
+	h_opts_default(&o);
+	o.queue_depth = 4; /* two requests in flight at most */
+	w = h_world_new(&o);
+	for (i = 0; i < 100; i++) {
+		struct tv_tensor *t = h_tensor(w, 0, TV_DT_UINT8, 1, d_16,
+					       TV_PLACE_HOST, (uint8_t)i);
+
+		snprintf(name, sizeof(name), "t%d", i);
+		ck_assert_int_eq(tv_engine_send(w->eng[0], 1, name, t), 0);
+		tv_tensor_unref(t);
+		h_recv(w, 1, 0, 1, name, TV_PLACE_HOST, &r[i]);
+	}
+	ck_assert_uint_eq(w->ch[1][0]->inflight, 2);
+	h_run(w);
+	for (i = 0; i < 100; i++) {
+		ck_assert_int_eq(r[i].calls, 1);
+		ck_assert_int_eq(r[i].status.code, TV_OK);
+		ck_assert(h_check_fill(r[i].tensor, (uint8_t)i));
+		h_recv_release(&r[i]);
+	}
+	ck_assert_int_eq(w->max_in_flight, 1);
+	ck_assert_uint_eq(stats(w, 1).queued_msgs, 0);
+	h_world_free(w);
+}
+END_TEST
+
+START_TEST(both_sides_send_at_once)
+{
+	struct h_world *w = world();
+	struct h_recv r[40];
+	char name[32];
+	int i;
+
+	/* Each node is receiver and sender on the same channel. */
+	for (i = 0; i < 40; i++) {
+		uint32_t src = (uint32_t)(i & 1), dst = src ^ 1;
+		struct tv_tensor *t = h_tensor(w, src, TV_DT_INT16, 1, d_16,
+					       TV_PLACE_HOST, (uint8_t)i);
+
+		snprintf(name, sizeof(name), "b%d", i);
+		ck_assert_int_eq(tv_engine_send(w->eng[src], 3, name, t), 0);
+		tv_tensor_unref(t);
+		h_recv(w, dst, src, 3, name, TV_PLACE_HOST, &r[i]);
+	}
+	h_run(w);
+	for (i = 0; i < 40; i++) {
+		ck_assert_int_eq(r[i].status.code, TV_OK);
+		ck_assert(h_check_fill(r[i].tensor, (uint8_t)i));
+		h_recv_release(&r[i]);
+	}
+	h_world_free(w);
+}
+END_TEST
+
+static void free_wrapped(void *arg, void *data)
+{
+	(*(int *)arg)++;
+	free(data);
+}
+
+START_TEST(unregistered_host_memory_is_staged)
+{
+	struct h_world *w = world();
+	struct tv_shape shape = { .rank = 1, .dims = { 64 } };
+	struct tv_tensor *t;
+	struct h_recv r;
+	uint8_t *mem = malloc(64);
+	int freed = 0, i;
+
+	for (i = 0; i < 64; i++)
+		mem[i] = (uint8_t)(3 + i);
+	ck_assert_int_eq(tv_tensor_wrap_host(w->eng[0], TV_DT_UINT8, &shape,
+					     mem, free_wrapped, &freed, &t), 0);
+	ck_assert_int_eq(tv_engine_send(w->eng[0], 1, "u", t), 0);
+	tv_tensor_unref(t);
+	h_recv(w, 1, 0, 1, "u", TV_PLACE_HOST, &r);
+	h_run(w);
+	/* TensorFlow #23220: never lkey 0, never LOC_PROT_ERR. */
+	ck_assert_int_eq(r.status.code, TV_OK);
+	ck_assert(h_check_fill(r.tensor, 3));
+	ck_assert_int_eq(freed, 1);
+	ck_assert_uint_eq(w->channel_errors, 0);
+	h_recv_release(&r);
+	h_world_free(w);
+}
+END_TEST
+
+START_TEST(checksum_validation_passes)
+{
+	struct h_opts o;
+	struct h_world *w;
+
+	h_opts_default(&o);
+	o.validate = true;
+	w = h_world_new(&o);
+	transfer(w, 1, "c", TV_DT_FLOAT, 2, d_4x8, 1);
+	transfer(w, 2, "c", TV_DT_FLOAT, 2, d_4x8, 2);
+	/* Validation forces the metadata path to carry the checksum. */
+	ck_assert_uint_eq(stats(w, 0).msgs_sent[TV_MSG_META_DATA_UPDATE], 2);
+	ck_assert_uint_eq(stats(w, 1).checksum_failures, 0);
+	h_world_free(w);
+}
+END_TEST
+
+/* Corrupt the first byte of every tensor write as it lands. */
+static void corrupt_hook(struct h_world *w, const struct tv_sim_event *ev)
+{
+	if (ev->kind == TV_SIM_EV_DELIVER && ev->has_imm &&
+	    ev->imm <= TV_IMM_MAX_REQUEST && ev->length)
+		((uint8_t *)(uintptr_t)ev->remote_addr)[0] ^= 0x5a;
+}
+
+START_TEST(checksum_mismatch_is_data_loss)
+{
+	struct h_opts o;
+	struct h_world *w;
+	struct tv_tensor *t;
+	struct h_recv r;
+
+	h_opts_default(&o);
+	o.validate = true;
+	w = h_world_new(&o);
+	w->sim_hook = corrupt_hook;
+	t = h_tensor(w, 0, TV_DT_FLOAT, 2, d_4x8, TV_PLACE_HOST, 1);
+	ck_assert_int_eq(tv_engine_send(w->eng[0], 1, "c", t), 0);
+	tv_tensor_unref(t);
+	h_recv(w, 1, 0, 1, "c", TV_PLACE_HOST, &r);
+	h_run(w);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status.code, TV_DATA_LOSS);
+	ck_assert_ptr_nonnull(strstr(r.status.message, "checksum mismatch"));
+	ck_assert_uint_eq(stats(w, 1).checksum_failures, 1);
+	h_world_free(w);
+}
+END_TEST
+
+START_TEST(request_index_wraps_without_collision)
+{
+	struct h_world *w = world();
+	struct tv_channel *ch = w->ch[1][0];
+	struct h_recv held, r[4];
+	struct tv_tensor *t;
+	char name[16];
+	int i;
+
+	ch->next_index = TV_IMM_MAX_REQUEST - 1;
+	h_recv(w, 1, 0, 1, "held", TV_PLACE_HOST, &held); /* MAX-1, stays */
+	h_run(w);
+	ck_assert_uint_eq(w->last_index[1], TV_IMM_MAX_REQUEST - 1);
+	for (i = 0; i < 4; i++) {
+		if (i == 2)
+			ch->next_index = TV_IMM_MAX_REQUEST - 1;
+		t = h_tensor(w, 0, TV_DT_UINT8, 1, d_16, TV_PLACE_HOST,
+			     (uint8_t)i);
+		snprintf(name, sizeof(name), "n%d", i);
+		ck_assert_int_eq(tv_engine_send(w->eng[0], 1, name, t), 0);
+		tv_tensor_unref(t);
+		h_recv(w, 1, 0, 1, name, TV_PLACE_HOST, &r[i]);
+		h_run(w);
+		ck_assert_int_eq(r[i].status.code, TV_OK);
+		ck_assert(h_check_fill(r[i].tensor, (uint8_t)i));
+		h_recv_release(&r[i]);
+		/* MAX, then 0; after the rewind MAX-1 is live: MAX, 0. */
+		ck_assert_uint_eq(w->last_index[1], (i % 2) ?
+					0 : TV_IMM_MAX_REQUEST);
+	}
+	t = h_tensor(w, 0, TV_DT_UINT8, 1, d_16, TV_PLACE_HOST, 77);
+	ck_assert_int_eq(tv_engine_send(w->eng[0], 1, "held", t), 0);
+	tv_tensor_unref(t);
+	h_run(w);
+	ck_assert_int_eq(held.status.code, TV_OK);
+	ck_assert(h_check_fill(held.tensor, 77));
+	h_recv_release(&held);
+	h_world_free(w);
+}
+END_TEST
+
+START_TEST(large_tensor_gets_its_own_block)
+{
+	struct h_world *w = world();
+	static const int64_t d_big[] = { 3, 1024, 1024 }; /* 12 MiB float */
+
+	transfer(w, 1, "big", TV_DT_FLOAT, 3, d_big, 11);
+	transfer(w, 2, "big", TV_DT_FLOAT, 3, d_big, 12);
+	ck_assert_uint_eq(stats(w, 0).zero_copy_writes, 1);
+	h_world_free(w);
+}
+END_TEST
+
+Suite *engine_paths_suite(void);
+Suite *engine_errors_suite(void);
+
+Suite *engine_paths_suite(void)
+{
+	Suite *s = suite_create("engine-paths");
+	TCase *tc = tcase_create("paths");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, first_request_goes_through_metadata);
+	tcase_add_test(tc, cached_metadata_writes_zero_copy);
+	tcase_add_test(tc, shape_and_dtype_changes_between_steps);
+	tcase_add_test(tc, dead_tensor);
+	tcase_add_test(tc, zero_element_tensor);
+	tcase_add_test(tc, string_tensor_serialized);
+	tcase_add_test(tc, device_placement_uses_proxies);
+	tcase_add_test(tc, recv_before_send_waits_for_tensor);
+	tcase_add_test(tc, sender_error_reaches_receiver);
+	tcase_add_test(tc, many_requests_queue_behind_credits);
+	tcase_add_test(tc, both_sides_send_at_once);
+	tcase_add_test(tc, unregistered_host_memory_is_staged);
+	tcase_add_test(tc, checksum_validation_passes);
+	tcase_add_test(tc, checksum_mismatch_is_data_loss);
+	tcase_add_test(tc, request_index_wraps_without_collision);
+	tcase_add_test(tc, large_tensor_gets_its_own_block);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(engine_paths_suite());
+	int failed;
+
+	srunner_add_suite(sr, engine_errors_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
