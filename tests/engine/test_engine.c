@@ -381,10 +381,24 @@ START_TEST(checksum_validation_passes)
 	h_opts_default(&o);
 	o.validate = true;
 	w = h_world_new(&o);
+	static const int64_t d0[] = { 0 };
+	struct tv_tensor *t;
+	struct h_recv r;
+
 	transfer(w, 1, "c", TV_DT_FLOAT, 2, d_4x8, 1);
 	transfer(w, 2, "c", TV_DT_FLOAT, 2, d_4x8, 2);
+	/* Empty payloads are checksummed too (an empty hash is not 0). */
+	transfer(w, 3, "c", TV_DT_FLOAT, 1, d0, 0);
+	ck_assert_int_eq(tv_tensor_create_dead(w->eng[0], TV_DT_FLOAT, &t), 0);
+	ck_assert_int_eq(tv_engine_send(w->eng[0], 4, "c", t), 0);
+	tv_tensor_unref(t);
+	h_recv(w, 1, 0, 4, "c", TV_PLACE_HOST, &r);
+	h_run(w);
+	ck_assert_int_eq(r.status.code, TV_OK);
+	ck_assert(tv_tensor_is_dead(r.tensor));
+	h_recv_release(&r);
 	/* Validation forces the metadata path to carry the checksum. */
-	ck_assert_uint_eq(stats(w, 0).msgs_sent[TV_MSG_META_DATA_UPDATE], 2);
+	ck_assert_uint_eq(stats(w, 0).msgs_sent[TV_MSG_META_DATA_UPDATE], 4);
 	ck_assert_uint_eq(stats(w, 1).checksum_failures, 0);
 	h_world_free(w);
 }
