@@ -491,6 +491,7 @@ END_TEST
 
 Suite *engine_paths_suite(void);
 Suite *engine_errors_suite(void);
+Suite *engine_units_suite(void);
 
 Suite *engine_paths_suite(void)
 {
@@ -524,6 +525,7 @@ int main(void)
 	int failed;
 
 	srunner_add_suite(sr, engine_errors_suite());
+	srunner_add_suite(sr, engine_units_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
