@@ -54,14 +54,19 @@ static json_t *bench_step(void)
 		for (uint32_t b = 0; b < BENCH_NODES; b++) {
 			if (a == b)
 				continue;
+			/* A sender's names are unique within a step. */
+			char small[32], large[32];
+
+			snprintf(small, sizeof(small), "small_to%u", b);
+			snprintf(large, sizeof(large), "large_to%u", b);
 			for (int s = 0; s < 2; s++) {
 				json_t *arr = s ? sends : recvs;
 
 				json_array_append_new(arr, bench_pair(a, b, s,
-					"small", BENCH_SMALL_ELEMS,
+					small, BENCH_SMALL_ELEMS,
 					BENCH_SMALL_REPEAT));
 				json_array_append_new(arr, bench_pair(a, b, s,
-					"large", BENCH_LARGE_ELEMS, 1));
+					large, BENCH_LARGE_ELEMS, 1));
 			}
 		}
 	}

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "check.h"
 #include "scenario.h"
 #include "wire.h"
@@ -226,6 +228,25 @@ static void on_ack_recv(struct checker *c, const struct tv_engine_event *ev)
 	}
 }
 
+static uint64_t name_hash(const char *name)
+{
+	return name ? XXH3_64bits(name, strlen(name)) : 0;
+}
+
+/*
+ * Forget the buffer of a finished request, so a later write for that
+ * index is caught.  Only if step and name match: a request that failed
+ * before it got an index reports a meaningless one.
+ */
+static void on_recv_done(struct checker *c, const struct tv_engine_event *ev)
+{
+	uint64_t key = adv_key(c, ev->node, ev->peer, ev->request_index);
+	struct adv_entry *e = adv_find(c, key);
+
+	if (e && e->step_id == ev->step_id && e->name_hash == name_hash(ev->name))
+		adv_del(c, key);
+}
+
 void checker_engine_event(void *ctx, const struct tv_engine_event *ev)
 {
 	struct checker *c = ctx;
@@ -251,11 +272,12 @@ void checker_engine_event(void *ctx, const struct tv_engine_event *ev)
 		e.addr = ev->addr;
 		e.length = ev->length;
 		e.rkey = ev->rkey;
+		e.step_id = ev->step_id;
+		e.name_hash = name_hash(ev->name);
 		adv_put(c, &e);
 		break;
 	case TV_EV_RECV_DONE:
-		/* A later write for this index would be a write after free. */
-		adv_del(c, adv_key(c, ev->node, ev->peer, ev->request_index));
+		on_recv_done(c, ev);
 		break;
 	case TV_EV_CHANNEL_ERROR:
 		c->channel_errors++;
@@ -291,7 +313,8 @@ static void trace_sim(const struct tv_sim_event *ev)
 	       ev->status);
 	if (ev->has_imm)
 		printf(" imm=0x%x", ev->imm);
-	printf(" addr=0x%" PRIx64 " len=%u\n", ev->remote_addr, ev->length);
+	printf(" addr=0x%" PRIx64 " len=%u wr_id=0x%" PRIx64 " qpn=%u rkey=0x%x\n",
+	       ev->remote_addr, ev->length, ev->wr_id, ev->qp_num, ev->rkey);
 }
 
 static void check_msg_write(struct checker *c, const struct tv_sim_event *ev)

@@ -38,6 +38,8 @@ struct adv_entry {
 	uint64_t addr;
 	uint64_t length;
 	uint32_t rkey;
+	uint64_t step_id;        /* of the request that advertised it */
+	uint64_t name_hash;
 };
 
 struct checker {

@@ -269,7 +269,7 @@ int scenario_load_file(const char *path, struct scenario **sc_p,
 		       char err[SC_ERR_MAX])
 {
 	json_error_t jerr;
-	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 
 	return load_json(root, &jerr, path, sc_p, err);
 }
@@ -278,7 +278,7 @@ int scenario_load_string(const char *text, const char *origin,
 			 struct scenario **sc_p, char err[SC_ERR_MAX])
 {
 	json_error_t jerr;
-	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 
 	return load_json(root, &jerr, origin, sc_p, err);
 }
