@@ -115,6 +115,8 @@ static void sim_progress_pass(struct tv_sim *sim)
 		node->runnable_cb = false;
 		if (!node->progress)
 			continue;
+		/* Progressed: wait() has nothing left to report for it. */
+		node->runnable_wait = false;
 		sim->in_callback = true;
 		node->progress(node->progress_arg, node->id);
 		sim->in_callback = false;
