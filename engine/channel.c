@@ -457,7 +457,8 @@ int tv__channel_post_write(struct tv_channel *ch, struct tv_response *resp,
 	assert(len <= resp->dst_bytes);
 	assert(len <= UINT32_MAX);
 	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = (uint64_t)(uintptr_t)resp | TV_WRID_WRITE_TAG;
+	/* Index, not pointer: wr_ids show in traces and the event hash. */
+	wr.wr_id = ((uint64_t)resp->index << 3) | TV_WRID_WRITE_TAG;
 	wr.opcode = TV_WR_RDMA_WRITE_WITH_IMM;
 	wr.imm_data = resp->index;
 	wr.remote_addr = resp->dst_addr;
@@ -604,9 +605,12 @@ static void channel_on_send(struct tv_channel *ch, const struct tv_vf_wc *wc)
 	ch->sq_outstanding--;
 	if (tag == TV_WRID_WRITE_TAG) {
 		struct tv_response *resp =
-			(struct tv_response *)(uintptr_t)(wc->wr_id & ~7ull);
+			tv__response_find(ch, (uint32_t)(wc->wr_id >> 3));
 
-		tv__response_write_done(resp, wc->status);
+		/* Responses live until their write completes. */
+		assert(resp && resp->state == TV_RESP_WRITING);
+		if (resp)
+			tv__response_write_done(resp, wc->status);
 	} else if (tag == TV_WRID_MSG && wc->status == TV_WC_SUCCESS) {
 		ch->tx_local_busy = false;
 	}

@@ -213,7 +213,7 @@ struct tv_engine {
 #define TV_WRID_RECV 1u
 #define TV_WRID_ACK 2u
 #define TV_WRID_MSG 3u
-#define TV_WRID_WRITE_TAG 4u /* | (uintptr_t)response */
+#define TV_WRID_WRITE_TAG 4u /* | request index << 3 */
 
 void tv__emit(struct tv_engine *e, enum tv_engine_event_kind kind,
 	      uint32_t peer, const struct tv_engine_event *proto);
@@ -252,6 +252,7 @@ void tv__response_msg_posted(struct tv_response *resp);
 void tv__response_write_done(struct tv_response *resp,
 			     enum tv_vf_wc_status status);
 void tv__response_free(struct tv_response *resp);
+struct tv_response *tv__response_find(struct tv_channel *ch, uint32_t index);
 bool tv__response_match(struct tv_engine *e, struct tv_tag *tag);
 void tv__response_drop_all(struct tv_channel *ch, bool writing_too);
 

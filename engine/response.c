@@ -17,7 +17,7 @@
 
 #include "engine_int.h"
 
-static struct tv_response *response_find(struct tv_channel *ch, uint32_t index)
+struct tv_response *tv__response_find(struct tv_channel *ch, uint32_t index)
 {
 	struct tv_hnode *node =
 		tv_hmap_first(&ch->responses, tv_hash_u64(index));
@@ -251,7 +251,7 @@ void tv__response_on_request(struct tv_channel *ch, const struct tv_msg *msg)
 	struct tv_response *resp;
 	struct tv_tag *tag;
 
-	if (response_find(ch, msg->request_index)) {
+	if (tv__response_find(ch, msg->request_index)) {
 		tv__channel_fail(ch, TV_DATA_LOSS,
 				 "node %u reused live request index %u",
 				 ch->peer_id, msg->request_index);
@@ -320,7 +320,7 @@ bool tv__response_match(struct tv_engine *e, struct tv_tag *tag)
 void tv__response_on_re_request(struct tv_channel *ch,
 				const struct tv_msg *msg)
 {
-	struct tv_response *resp = response_find(ch, msg->request_index);
+	struct tv_response *resp = tv__response_find(ch, msg->request_index);
 	struct tv_status st;
 
 	if (!resp || resp->state != TV_RESP_WAIT_RE_REQ ||
