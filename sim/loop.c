@@ -2,7 +2,7 @@
  * The event loop: executing events, progress callbacks, wait() and wake_at().
  */
 #include <errno.h>
-#include <stdlib.h>
+#include <string.h>
 
 #include "sim_priv.h"
 
@@ -94,19 +94,12 @@ static void sort_u32(uint32_t *a, uint32_t n)
  */
 static void sim_progress_pass(struct tv_sim *sim)
 {
-	uint32_t snap[64];
-	uint32_t *ids = snap;
+	uint32_t *ids = sim->runq_snap;
 	uint32_t n = sim->runq_len;
 
 	if (!n)
 		return;
-	if (n > 64) {
-		ids = malloc(n * sizeof(*ids));
-		if (!ids)
-			return; /* retried on the next pass */
-	}
-	for (uint32_t i = 0; i < n; i++)
-		ids[i] = sim->runq[i];
+	memcpy(ids, sim->runq, n * sizeof(*ids));
 	sim->runq_len = 0;
 	sort_u32(ids, n);
 	for (uint32_t i = 0; i < n; i++) {
@@ -121,8 +114,6 @@ static void sim_progress_pass(struct tv_sim *sim)
 		node->progress(node->progress_arg, node->id);
 		sim->in_callback = false;
 	}
-	if (ids != snap)
-		free(ids);
 }
 
 int tv_sim_step(struct tv_sim *sim)

@@ -259,6 +259,7 @@ struct tv_sim {
 	struct tv_sim_stats stats;
 
 	uint32_t *runq; /* nodes waiting for their progress callback */
+	uint32_t *runq_snap; /* the pass being run (allocated once) */
 	uint32_t runq_len;
 	bool in_callback; /* a progress or user callback is running */
 };

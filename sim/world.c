@@ -93,9 +93,10 @@ int tv_sim_create(const struct tv_sim_config *cfg, struct tv_sim **sim_p)
 	sim->links = calloc((size_t)n * n, sizeof(*sim->links));
 	if (!sim->links)
 		goto err_links;
-	sim->runq = calloc(n, sizeof(*sim->runq));
+	sim->runq = calloc(2 * (size_t)n, sizeof(*sim->runq));
 	if (!sim->runq)
 		goto err_runq;
+	sim->runq_snap = sim->runq + n;
 	ret = sim_evq_init(&sim->evq, SIM_EVQ_INITIAL);
 	if (ret)
 		goto err_evq;
