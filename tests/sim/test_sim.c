@@ -962,7 +962,10 @@ START_TEST(test_rkey_other_pd)
 	connect_pair(&f);
 	/* A valid rkey of the responder's node, but of another PD. */
 	ck_assert_int_eq(tv_vf_alloc_pd(f.s[1].dev, &pd2), 0);
-	ck_assert_int_eq(tv_vf_reg_mr(pd2, f.s[1].buf, BUF, TV_ACCESS_LOCAL_WRITE | TV_ACCESS_REMOTE_WRITE | TV_ACCESS_REMOTE_READ,
+	ck_assert_int_eq(tv_vf_reg_mr(pd2, f.s[1].buf, BUF,
+				      TV_ACCESS_LOCAL_WRITE |
+					      TV_ACCESS_REMOTE_WRITE |
+					      TV_ACCESS_REMOTE_READ,
 				      &mr2), 0);
 	orig = f.s[1].mr;
 	f.s[1].mr = mr2;
