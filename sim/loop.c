@@ -108,8 +108,11 @@ static void sim_progress_pass(struct tv_sim *sim)
 		node->runnable_cb = false;
 		if (!node->progress)
 			continue;
-		/* Progressed: wait() has nothing left to report for it. */
-		node->runnable_wait = false;
+		/*
+		 * runnable_wait stays set: a wait() on this node returns once
+		 * the callback ran, so its caller re-checks what it waits for
+		 * (a spurious wake-up, never a missed one).
+		 */
 		sim->in_callback = true;
 		node->progress(node->progress_arg, node->id);
 		sim->in_callback = false;

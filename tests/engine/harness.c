@@ -160,6 +160,7 @@ void h_world_free(struct h_world *w)
 {
 	uint32_t i;
 
+	w->sim_hook = NULL; /* hooks may look at channels being freed */
 	for (i = 0; i < w->nodes; i++)
 		ck_assert_int_eq(tv_engine_destroy(w->eng[i]), 0);
 	ck_assert_int_eq(tv_sim_destroy(w->sim), 0);

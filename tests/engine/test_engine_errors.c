@@ -166,13 +166,14 @@ END_TEST
 /* Shrink the bytes every RE_REQUEST advertises, as it lands. */
 static void shrink_hook(struct h_world *w, const struct tv_sim_event *ev)
 {
-	uint8_t *rx = w->ch[0][1]->rx_mem;
 	struct tv_msg msg;
+	uint8_t *rx;
 	size_t len;
 
 	if (ev->kind != TV_SIM_EV_DELIVER || ev->node != 0 || !ev->has_imm ||
 	    ev->imm != TV_IMM_MESSAGE)
 		return;
+	rx = w->ch[0][1]->rx_mem;
 	ck_assert_int_eq(tv_wire_decode(rx, ev->length, &msg), 0);
 	if (msg.type != TV_MSG_TENSOR_RE_REQUEST)
 		return;

@@ -1785,6 +1785,9 @@ START_TEST(test_timers_and_progress)
 	/* wait() sees a timer as a reason to progress. */
 	ck_assert_int_eq(tv_vf_wake_at(d[1], 700), 0);
 	tv_sim_set_progress(sim, 1, NULL, NULL);
+	/* The timer at 500 made node 1 runnable and no wait() saw it yet. */
+	ck_assert_int_eq(tv_vf_wait(d[1], 1000), 0);
+	ck_assert_uint_eq(tv_sim_now_ns(sim), 500);
 	ck_assert_int_eq(tv_vf_wait(d[1], 1000), 0);
 	ck_assert_uint_eq(tv_sim_now_ns(sim), 700);
 	ck_assert_int_eq(tv_sim_destroy(sim), 0);
