@@ -146,6 +146,22 @@ struct h_world *h_world_new(const struct h_opts *o)
 	return w;
 }
 
+struct h_world *h_world_default(void)
+{
+	struct h_opts o;
+
+	h_opts_default(&o);
+	return h_world_new(&o);
+}
+
+struct tv_engine_stats h_stats(struct h_world *w, uint32_t node)
+{
+	struct tv_engine_stats s;
+
+	tv_engine_stats(w->eng[node], &s);
+	return s;
+}
+
 void h_run(struct h_world *w)
 {
 	uint32_t i;

@@ -60,6 +60,9 @@ struct h_opts {
 
 void h_opts_default(struct h_opts *o);
 struct h_world *h_world_new(const struct h_opts *o);
+/* Two nodes with h_opts_default(). */
+struct h_world *h_world_default(void);
+struct tv_engine_stats h_stats(struct h_world *w, uint32_t node);
 /* Destroys engines and the sim; asserts nothing leaked. */
 void h_world_free(struct h_world *w);
 /* Run the world until nothing is left to do. */

@@ -14,22 +14,6 @@ static const int64_t d_4x8[] = { 4, 8 };
 static const int64_t d_16[] = { 16 };
 static const int64_t d_3x5x7[] = { 3, 5, 7 };
 
-static struct h_world *world(void)
-{
-	struct h_opts o;
-
-	h_opts_default(&o);
-	return h_world_new(&o);
-}
-
-static struct tv_engine_stats stats(struct h_world *w, uint32_t n)
-{
-	struct tv_engine_stats s;
-
-	tv_engine_stats(w->eng[n], &s);
-	return s;
-}
-
 /* Send from node 0, receive on node 1, all on host. */
 static void transfer(struct h_world *w, uint64_t step, const char *name,
 		     enum tv_dtype dt, uint32_t rank, const int64_t *dims,
@@ -53,12 +37,12 @@ static void transfer(struct h_world *w, uint64_t step, const char *name,
 
 START_TEST(first_request_goes_through_metadata)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_engine_stats s0, s1;
 
 	transfer(w, 1, "w", TV_DT_FLOAT, 2, d_4x8, 7);
-	s0 = stats(w, 0);
-	s1 = stats(w, 1);
+	s0 = h_stats(w, 0);
+	s1 = h_stats(w, 1);
 	ck_assert_uint_eq(s1.msgs_sent[TV_MSG_TENSOR_REQUEST], 1);
 	ck_assert_uint_eq(s0.msgs_sent[TV_MSG_META_DATA_UPDATE], 1);
 	ck_assert_uint_eq(s1.msgs_sent[TV_MSG_TENSOR_RE_REQUEST], 1);
@@ -79,14 +63,14 @@ END_TEST
 
 START_TEST(cached_metadata_writes_zero_copy)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_engine_stats s0, s1;
 
 	transfer(w, 1, "w", TV_DT_FLOAT, 2, d_4x8, 1);
 	transfer(w, 2, "w", TV_DT_FLOAT, 2, d_4x8, 2);
 	transfer(w, 3, "w", TV_DT_FLOAT, 2, d_4x8, 3);
-	s0 = stats(w, 0);
-	s1 = stats(w, 1);
+	s0 = h_stats(w, 0);
+	s1 = h_stats(w, 1);
 	ck_assert_uint_eq(s0.msgs_sent[TV_MSG_META_DATA_UPDATE], 1);
 	ck_assert_uint_eq(s1.msgs_sent[TV_MSG_TENSOR_REQUEST], 3);
 	ck_assert_uint_eq(s1.msgs_sent[TV_MSG_TENSOR_RE_REQUEST], 1);
@@ -99,7 +83,7 @@ END_TEST
 
 START_TEST(shape_and_dtype_changes_between_steps)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_engine_stats s0;
 
 	transfer(w, 1, "emb", TV_DT_FLOAT, 2, d_4x8, 1);
@@ -107,7 +91,7 @@ START_TEST(shape_and_dtype_changes_between_steps)
 	transfer(w, 3, "emb", TV_DT_INT64, 3, d_3x5x7, 3);  /* larger */
 	transfer(w, 4, "emb", TV_DT_UINT8, 3, d_3x5x7, 4);  /* dtype */
 	transfer(w, 5, "emb", TV_DT_UINT8, 3, d_3x5x7, 5);  /* cached */
-	s0 = stats(w, 0);
+	s0 = h_stats(w, 0);
 	ck_assert_uint_eq(s0.msgs_sent[TV_MSG_META_DATA_UPDATE], 4);
 	ck_assert_uint_eq(s0.zero_copy_writes, 1);
 	h_world_free(w);
@@ -116,7 +100,7 @@ END_TEST
 
 START_TEST(dead_tensor)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_tensor *t;
 	struct h_recv r1, r2;
 
@@ -131,8 +115,8 @@ START_TEST(dead_tensor)
 	ck_assert_int_eq(r1.status.code, TV_OK);
 	ck_assert(tv_tensor_is_dead(r1.tensor));
 	ck_assert(tv_tensor_is_dead(r2.tensor));
-	ck_assert_uint_eq(stats(w, 0).tensor_bytes_written, 0);
-	ck_assert_uint_eq(stats(w, 0).msgs_sent[TV_MSG_META_DATA_UPDATE], 1);
+	ck_assert_uint_eq(h_stats(w, 0).tensor_bytes_written, 0);
+	ck_assert_uint_eq(h_stats(w, 0).msgs_sent[TV_MSG_META_DATA_UPDATE], 1);
 	h_recv_release(&r1);
 	h_recv_release(&r2);
 	h_world_free(w);
@@ -141,12 +125,12 @@ END_TEST
 
 START_TEST(zero_element_tensor)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	static const int64_t d0[] = { 0, 5 };
 
 	transfer(w, 1, "z", TV_DT_DOUBLE, 2, d0, 0);
 	transfer(w, 2, "z", TV_DT_DOUBLE, 2, d0, 0);
-	ck_assert_uint_eq(stats(w, 0).tensor_bytes_written, 0);
+	ck_assert_uint_eq(h_stats(w, 0).tensor_bytes_written, 0);
 	h_world_free(w);
 }
 END_TEST
@@ -190,21 +174,21 @@ static void string_step(struct h_world *w, uint64_t step, uint64_t n)
 
 START_TEST(string_tensor_serialized)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 
 	string_step(w, 1, 3);
 	string_step(w, 2, 3);  /* same proto size: cached path */
 	string_step(w, 3, 40); /* resized */
 	string_step(w, 4, 0);
-	ck_assert_uint_eq(stats(w, 0).zero_copy_writes, 0);
-	ck_assert_uint_eq(stats(w, 0).msgs_sent[TV_MSG_META_DATA_UPDATE], 3);
+	ck_assert_uint_eq(h_stats(w, 0).zero_copy_writes, 0);
+	ck_assert_uint_eq(h_stats(w, 0).msgs_sent[TV_MSG_META_DATA_UPDATE], 3);
 	h_world_free(w);
 }
 END_TEST
 
 START_TEST(device_placement_uses_proxies)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_tensor *t;
 	struct h_recv r;
 	int step;
@@ -223,24 +207,24 @@ START_TEST(device_placement_uses_proxies)
 		ck_assert(h_check_fill(r.tensor, (uint8_t)(9 + step)));
 		h_recv_release(&r);
 	}
-	ck_assert_uint_eq(stats(w, 1).proxy_copies, 2);
+	ck_assert_uint_eq(h_stats(w, 1).proxy_copies, 2);
 	/* The sender's device tensor always goes through a host copy. */
-	ck_assert_uint_eq(stats(w, 0).staged_writes, 2);
-	ck_assert_uint_eq(stats(w, 0).zero_copy_writes, 0);
+	ck_assert_uint_eq(h_stats(w, 0).staged_writes, 2);
+	ck_assert_uint_eq(h_stats(w, 0).zero_copy_writes, 0);
 	h_world_free(w);
 }
 END_TEST
 
 START_TEST(recv_before_send_waits_for_tensor)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_tensor *t;
 	struct h_recv r;
 
 	h_recv(w, 1, 0, 9, "late", TV_PLACE_HOST, &r);
 	h_run(w);
 	ck_assert_int_eq(r.calls, 0);
-	ck_assert_uint_eq(stats(w, 0).unmatched_requests, 1);
+	ck_assert_uint_eq(h_stats(w, 0).unmatched_requests, 1);
 	t = h_tensor(w, 0, TV_DT_FLOAT, 1, d_16, TV_PLACE_HOST, 5);
 	ck_assert_int_eq(tv_engine_send(w->eng[0], 9, "late", t), 0);
 	tv_tensor_unref(t);
@@ -248,7 +232,7 @@ START_TEST(recv_before_send_waits_for_tensor)
 	ck_assert_int_eq(r.calls, 1);
 	ck_assert_int_eq(r.status.code, TV_OK);
 	ck_assert(h_check_fill(r.tensor, 5));
-	ck_assert_uint_eq(stats(w, 0).unmatched_requests, 0);
+	ck_assert_uint_eq(h_stats(w, 0).unmatched_requests, 0);
 	h_recv_release(&r);
 	h_world_free(w);
 }
@@ -256,7 +240,7 @@ END_TEST
 
 START_TEST(sender_error_reaches_receiver)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct h_recv r1, r2;
 
 	ck_assert_int_eq(tv_engine_send_error(w->eng[0], 1, "x", TV_NOT_FOUND,
@@ -273,7 +257,7 @@ START_TEST(sender_error_reaches_receiver)
 	ck_assert_ptr_null(r1.tensor);
 	ck_assert_int_eq(r2.status.code, TV_ABORTED);
 	ck_assert_str_eq(r2.status.message, "step 2 aborted");
-	ck_assert_uint_eq(stats(w, 0).msgs_sent[TV_MSG_ERROR_STATUS], 2);
+	ck_assert_uint_eq(h_stats(w, 0).msgs_sent[TV_MSG_ERROR_STATUS], 2);
 	h_world_free(w);
 }
 END_TEST
@@ -307,14 +291,14 @@ START_TEST(many_requests_queue_behind_credits)
 		h_recv_release(&r[i]);
 	}
 	ck_assert_int_eq(w->max_in_flight, 1);
-	ck_assert_uint_eq(stats(w, 1).queued_msgs, 0);
+	ck_assert_uint_eq(h_stats(w, 1).queued_msgs, 0);
 	h_world_free(w);
 }
 END_TEST
 
 START_TEST(both_sides_send_at_once)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct h_recv r[40];
 	char name[32];
 	int i;
@@ -348,7 +332,7 @@ static void free_wrapped(void *arg, void *data)
 
 START_TEST(unregistered_host_memory_is_staged)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_shape shape = { .rank = 1, .dims = { 64 } };
 	struct tv_tensor *t;
 	struct h_recv r;
@@ -398,8 +382,8 @@ START_TEST(checksum_validation_passes)
 	ck_assert(tv_tensor_is_dead(r.tensor));
 	h_recv_release(&r);
 	/* Validation forces the metadata path to carry the checksum. */
-	ck_assert_uint_eq(stats(w, 0).msgs_sent[TV_MSG_META_DATA_UPDATE], 4);
-	ck_assert_uint_eq(stats(w, 1).checksum_failures, 0);
+	ck_assert_uint_eq(h_stats(w, 0).msgs_sent[TV_MSG_META_DATA_UPDATE], 4);
+	ck_assert_uint_eq(h_stats(w, 1).checksum_failures, 0);
 	h_world_free(w);
 }
 END_TEST
@@ -431,14 +415,14 @@ START_TEST(checksum_mismatch_is_data_loss)
 	ck_assert_int_eq(r.calls, 1);
 	ck_assert_int_eq(r.status.code, TV_DATA_LOSS);
 	ck_assert_ptr_nonnull(strstr(r.status.message, "checksum mismatch"));
-	ck_assert_uint_eq(stats(w, 1).checksum_failures, 1);
+	ck_assert_uint_eq(h_stats(w, 1).checksum_failures, 1);
 	h_world_free(w);
 }
 END_TEST
 
 START_TEST(request_index_wraps_without_collision)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_channel *ch = w->ch[1][0];
 	struct h_recv held, r[4];
 	struct tv_tensor *t;
@@ -479,12 +463,12 @@ END_TEST
 
 START_TEST(large_tensor_gets_its_own_block)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	static const int64_t d_big[] = { 3, 1024, 1024 }; /* 12 MiB float */
 
 	transfer(w, 1, "big", TV_DT_FLOAT, 3, d_big, 11);
 	transfer(w, 2, "big", TV_DT_FLOAT, 3, d_big, 12);
-	ck_assert_uint_eq(stats(w, 0).zero_copy_writes, 1);
+	ck_assert_uint_eq(h_stats(w, 0).zero_copy_writes, 1);
 	h_world_free(w);
 }
 END_TEST

@@ -12,22 +12,6 @@
 
 static const int64_t d_4x8[] = { 4, 8 };
 
-static struct h_world *world(void)
-{
-	struct h_opts o;
-
-	h_opts_default(&o);
-	return h_world_new(&o);
-}
-
-static struct tv_engine_stats stats(struct h_world *w, uint32_t n)
-{
-	struct tv_engine_stats s;
-
-	tv_engine_stats(w->eng[n], &s);
-	return s;
-}
-
 /*
  * Write raw bytes from node from's tx buffer into node to's rx buffer with
  * an immediate, bypassing the busy/idle protocol (a misbehaving peer).
@@ -78,7 +62,7 @@ static void pending_recv(struct h_world *w, const char *name, struct h_recv *r)
 
 START_TEST(malformed_message_fails_channel)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	static const uint8_t junk[40] = { 0xde, 0xad, 0xbe, 0xef };
 	struct h_recv r, late;
 
@@ -100,7 +84,7 @@ END_TEST
 
 START_TEST(message_for_unknown_request_fails_channel)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_msg msg;
 	struct h_recv r;
 
@@ -124,7 +108,7 @@ END_TEST
 
 START_TEST(stray_tensor_write_fails_channel)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct h_recv r;
 
 	pending_recv(w, "a", &r);
@@ -140,7 +124,7 @@ END_TEST
 
 START_TEST(duplicate_request_index_fails_channel)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_msg msg;
 	struct h_recv r;
 
@@ -156,8 +140,8 @@ START_TEST(duplicate_request_index_fails_channel)
 	ck_assert(w->ch[0][1]->failed);
 	ck_assert_ptr_nonnull(strstr(w->ch[0][1]->fail_status.message,
 				     "reused live request index"));
-	ck_assert_uint_eq(stats(w, 0).live_responses, 0);
-	ck_assert_uint_eq(stats(w, 0).unmatched_requests, 0);
+	ck_assert_uint_eq(h_stats(w, 0).live_responses, 0);
+	ck_assert_uint_eq(h_stats(w, 0).unmatched_requests, 0);
 	w->violations = 0;
 	h_world_free(w);
 }
@@ -184,7 +168,7 @@ static void shrink_hook(struct h_world *w, const struct tv_sim_event *ev)
 
 START_TEST(sender_never_writes_past_advertised_buffer)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_tensor *t = h_tensor(w, 0, TV_DT_FLOAT, 2, d_4x8,
 				       TV_PLACE_HOST, 1);
 	struct h_recv r;
@@ -196,14 +180,14 @@ START_TEST(sender_never_writes_past_advertised_buffer)
 	h_run(w);
 	ck_assert_int_eq(r.status.code, TV_INTERNAL);
 	ck_assert_ptr_nonnull(strstr(r.status.message, "refusing to write"));
-	ck_assert_uint_eq(stats(w, 0).tensor_writes, 0);
+	ck_assert_uint_eq(h_stats(w, 0).tensor_writes, 0);
 	h_world_free(w);
 }
 END_TEST
 
 START_TEST(receiver_allocation_failure_cancels_request)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_tensor *t = h_tensor(w, 0, TV_DT_FLOAT, 2, d_4x8,
 				       TV_PLACE_HOST, 1);
 	struct h_recv r;
@@ -216,8 +200,8 @@ START_TEST(receiver_allocation_failure_cancels_request)
 	ck_assert_int_eq(r.calls, 1);
 	ck_assert_int_eq(r.status.code, TV_RESOURCE_EXHAUSTED);
 	/* The sender let go of its clone when the 0-byte RE_REQUEST came. */
-	ck_assert_uint_eq(stats(w, 0).live_responses, 0);
-	ck_assert_uint_eq(stats(w, 0).tensor_writes, 0);
+	ck_assert_uint_eq(h_stats(w, 0).live_responses, 0);
+	ck_assert_uint_eq(h_stats(w, 0).tensor_writes, 0);
 	/* And the next step works. */
 	t = h_tensor(w, 0, TV_DT_FLOAT, 2, d_4x8, TV_PLACE_HOST, 2);
 	ck_assert_int_eq(tv_engine_send(w->eng[0], 2, "t", t), 0);
@@ -233,7 +217,7 @@ END_TEST
 
 START_TEST(sender_registration_failure_becomes_error_status)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_tensor *t = h_tensor(w, 0, TV_DT_FLOAT, 2, d_4x8,
 				       TV_PLACE_DEVICE, 1);
 	struct h_recv r;
@@ -247,14 +231,14 @@ START_TEST(sender_registration_failure_becomes_error_status)
 	ck_assert_int_eq(r.calls, 1);
 	ck_assert_int_eq(r.status.code, TV_INTERNAL);
 	ck_assert_ptr_nonnull(strstr(r.status.message, "preparing the send"));
-	ck_assert_uint_eq(stats(w, 0).msgs_sent[TV_MSG_ERROR_STATUS], 1);
+	ck_assert_uint_eq(h_stats(w, 0).msgs_sent[TV_MSG_ERROR_STATUS], 1);
 	h_world_free(w);
 }
 END_TEST
 
 START_TEST(qp_error_fails_requests_on_both_sides)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct h_recv r, r2;
 
 	pending_recv(w, "a", &r);
@@ -267,14 +251,14 @@ START_TEST(qp_error_fails_requests_on_both_sides)
 	ck_assert_int_eq(r2.calls, 1);
 	ck_assert_int_eq(r2.status.code, TV_UNAVAILABLE);
 	ck_assert(w->ch[1][0]->failed);
-	ck_assert_uint_eq(stats(w, 1).live_requests, 0);
+	ck_assert_uint_eq(h_stats(w, 1).live_requests, 0);
 	h_world_free(w);
 }
 END_TEST
 
 START_TEST(destroy_cancels_pending_receives)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct h_recv r;
 
 	pending_recv(w, "never", &r);
@@ -286,7 +270,7 @@ END_TEST
 
 START_TEST(destroy_with_held_tensor_is_busy)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_tensor *t = h_tensor(w, 0, TV_DT_FLOAT, 2, d_4x8,
 				       TV_PLACE_HOST, 1);
 
@@ -302,7 +286,7 @@ END_TEST
 
 START_TEST(blocking_recv)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_tensor *t = h_tensor(w, 0, TV_DT_FLOAT, 2, d_4x8,
 				       TV_PLACE_HOST, 4);
 	struct tv_tensor *got = NULL;
@@ -326,7 +310,7 @@ START_TEST(blocking_recv)
 	ck_assert_int_eq(tv_engine_send(w->eng[0], 2, "t", t), 0);
 	tv_tensor_unref(t);
 	h_run(w);
-	ck_assert_uint_eq(stats(w, 1).recvs_ok, 2);
+	ck_assert_uint_eq(h_stats(w, 1).recvs_ok, 2);
 	h_world_free(w);
 }
 END_TEST
@@ -339,7 +323,7 @@ static void never_done(void *arg, const struct tv_status *st,
 
 START_TEST(api_rejects_bad_arguments)
 {
-	struct h_world *w = world();
+	struct h_world *w = h_world_default();
 	struct tv_tensor *t = h_tensor(w, 0, TV_DT_FLOAT, 2, d_4x8,
 				       TV_PLACE_HOST, 1);
 	struct tv_shape bad_rank = { .rank = TV_MAX_RANK + 1 };
