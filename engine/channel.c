@@ -41,9 +41,9 @@ static int channel_alloc_buffers(struct tv_channel *ch)
 	int ret;
 
 	ch->buf_bytes = (uint32_t)tv_wire_max_bytes();
-	if (posix_memalign((void **)&ch->tx_mem, 64, ch->buf_bytes))
+	if (tv__memalign((void **)&ch->tx_mem, 64, ch->buf_bytes))
 		return -ENOMEM;
-	if (posix_memalign((void **)&ch->rx_mem, 64, ch->buf_bytes)) {
+	if (tv__memalign((void **)&ch->rx_mem, 64, ch->buf_bytes)) {
 		ret = -ENOMEM;
 		goto err_tx;
 	}
@@ -185,7 +185,7 @@ static int engine_slot(struct tv_engine *e, uint32_t peer_id)
 	if (peer_id < e->nchannels)
 		return e->channels[peer_id] ? -EEXIST : 0;
 	n = peer_id + 1;
-	grown = realloc(e->channels, n * sizeof(*grown));
+	grown = tv__realloc(e->channels, n * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
 	memset(grown + e->nchannels, 0, (n - e->nchannels) * sizeof(*grown));
@@ -205,7 +205,7 @@ int tv_channel_create(struct tv_engine *e, uint32_t peer_id,
 	ret = engine_slot(e, peer_id);
 	if (ret)
 		return ret;
-	ch = calloc(1, sizeof(*ch));
+	ch = tv__calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
 	ch->engine = e;

@@ -15,7 +15,7 @@ static void *default_device_alloc(void *ctx, size_t size_bytes)
 	void *p = NULL;
 
 	/* "Device" memory the engine never registers: it needs a proxy. */
-	if (posix_memalign(&p, 64, size_bytes))
+	if (tv__memalign(&p, 64, size_bytes))
 		return NULL;
 	return p;
 }
@@ -58,7 +58,7 @@ int tv_engine_create(struct tv_vf_device *dev,
 	ret = engine_check_config(cfg);
 	if (ret)
 		return ret;
-	e = calloc(1, sizeof(*e));
+	e = tv__calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
 	e->cfg = *cfg;
@@ -214,10 +214,10 @@ static int engine_publish(struct tv_engine *e, uint64_t step_id,
 		return ret;
 	if (tag_find(e, step_id, name, len))
 		return -EEXIST;
-	tag = calloc(1, sizeof(*tag));
+	tag = tv__calloc(1, sizeof(*tag));
 	if (!tag)
 		return -ENOMEM;
-	tag->name = strndup(name, len);
+	tag->name = tv__strndup(name, len);
 	if (!tag->name) {
 		free(tag);
 		return -ENOMEM;

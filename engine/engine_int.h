@@ -10,6 +10,7 @@
 
 #include <tensorverbs/engine.h>
 
+#include "alloc.h"
 #include "list.h"
 #include "map.h"
 #include "pool.h"

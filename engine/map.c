@@ -7,6 +7,7 @@
 
 #include <xxhash.h>
 
+#include "alloc.h"
 #include "map.h"
 
 static size_t bucket_of(const struct tv_hmap *map, uint64_t hash)
@@ -20,7 +21,7 @@ int tv_hmap_init(struct tv_hmap *map, size_t nbuckets_hint)
 
 	while (n < nbuckets_hint && n < ((size_t)1 << 30))
 		n <<= 1;
-	map->buckets = calloc(n, sizeof(*map->buckets));
+	map->buckets = tv__calloc(n, sizeof(*map->buckets));
 	if (!map->buckets)
 		return -ENOMEM;
 	map->nbuckets = n;
@@ -40,7 +41,7 @@ void tv_hmap_fini(struct tv_hmap *map)
 static void hmap_grow(struct tv_hmap *map)
 {
 	size_t n = map->nbuckets * 2;
-	struct tv_hnode **b = calloc(n, sizeof(*b));
+	struct tv_hnode **b = tv__calloc(n, sizeof(*b));
 	size_t i;
 
 	if (!b)

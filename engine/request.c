@@ -70,10 +70,10 @@ static void meta_update(struct tv_channel *ch, const struct tv_request *req)
 		me->meta = req->meta;
 		return;
 	}
-	me = calloc(1, sizeof(*me));
+	me = tv__calloc(1, sizeof(*me));
 	if (!me)
 		return;
-	me->name = strndup(req->name, req->name_len);
+	me->name = tv__strndup(req->name, req->name_len);
 	if (!me->name) {
 		free(me);
 		return;
@@ -243,10 +243,10 @@ int tv__request_start(struct tv_channel *ch, uint64_t step_id,
 	struct tv_engine *e = ch->engine;
 	struct tv_request *req;
 
-	req = calloc(1, sizeof(*req));
+	req = tv__calloc(1, sizeof(*req));
 	if (!req)
 		return -ENOMEM;
-	req->name = strndup(name, name_len);
+	req->name = tv__strndup(name, name_len);
 	if (!req->name) {
 		free(req);
 		return -ENOMEM;

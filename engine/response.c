@@ -257,9 +257,9 @@ void tv__response_on_request(struct tv_channel *ch, const struct tv_msg *msg)
 				 ch->peer_id, msg->request_index);
 		return;
 	}
-	resp = calloc(1, sizeof(*resp));
+	resp = tv__calloc(1, sizeof(*resp));
 	if (resp)
-		resp->name = strndup(msg->name, msg->name_len);
+		resp->name = tv__strndup(msg->name, msg->name_len);
 	if (!resp || !resp->name) {
 		/* Cannot even answer: the request would hang, so fail loudly. */
 		free(resp);

@@ -27,7 +27,7 @@ static int tensor_new(struct tv_engine *e, enum tv_dtype dtype,
 		return ret;
 	if (dtype != TV_DT_STRING && n > SIZE_MAX / tv_dtype_size(dtype))
 		return -EOVERFLOW;
-	t = calloc(1, sizeof(*t));
+	t = tv__calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	t->engine = e;
@@ -85,7 +85,7 @@ int tv_tensor_create(struct tv_engine *e, enum tv_dtype dtype,
 			ret = -EOVERFLOW;
 			goto err_free;
 		}
-		t->strings = calloc((size_t)t->num_elements,
+		t->strings = tv__calloc((size_t)t->num_elements,
 				    sizeof(*t->strings));
 		if (!t->strings) {
 			ret = -ENOMEM;
@@ -261,7 +261,7 @@ int tv_tensor_set_string(struct tv_tensor *t, uint64_t index,
 	    (len && !bytes))
 		return -EINVAL;
 	if (len) {
-		copy = malloc(len);
+		copy = tv__malloc(len);
 		if (!copy)
 			return -ENOMEM;
 		memcpy(copy, bytes, len);

@@ -1,0 +1,268 @@
+/*
+ * The fault injector: the catalogue of points, rules, and the seeded
+ * decision behind every libfiu point.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fiu.h>
+#include <fiu-control.h>
+
+#include <tensorverbs/faults.h>
+#include <tensorverbs/sim.h>
+
+#include "flt_priv.h"
+
+static const struct tv_flt_point_info points[] = {
+	{ "vf/ack/drop", "an ACK write is lost: posted as a zero-length "
+	  "write without immediate, the peer never sees it", NULL },
+	{ "vf/msg/drop/TENSOR_REQUEST", "a TENSOR_REQUEST message is lost",
+	  NULL },
+	{ "vf/msg/drop/META_DATA_UPDATE", "a META_DATA_UPDATE message is "
+	  "lost", NULL },
+	{ "vf/msg/drop/TENSOR_RE_REQUEST", "a TENSOR_RE_REQUEST message is "
+	  "lost", NULL },
+	{ "vf/msg/drop/ERROR_STATUS", "an ERROR_STATUS message is lost",
+	  NULL },
+	{ "vf/write/drop", "a tensor write (imm = request index) is lost",
+	  NULL },
+	{ "vf/write/dup", "a tensor write is delivered twice", NULL },
+	{ "vf/qp/error", "the QP moves to ERR just before a post (as after "
+	  "retry exceeded): outstanding work flushes", NULL },
+	{ "vf/reg_mr/fail", "memory registration fails", "errno (default "
+	  "ENOMEM)" },
+	{ "vf/recv/drop", "a receive is not posted (RNR at the sender)",
+	  NULL },
+	{ "engine/alloc", "an engine allocation (request, response, tag, "
+	  "tensor, channel, cache entry) fails", NULL },
+	{ "tv_pool/calloc", "the registered pool's bookkeeping allocation "
+	  "fails", NULL },
+	{ "tv_pool/malloc", "the registered pool's block descriptor "
+	  "allocation fails", NULL },
+	{ "tv_pool/realloc", "growing the pool's block or free-range table "
+	  "fails", NULL },
+	{ "tv_pool/memalign", "allocating a pool block's memory fails", NULL },
+	{ "sim/deliver/delay", "a delivery in the simulator is delayed",
+	  "extra ns (default 1 ms)" },
+};
+
+#define NPOINTS (sizeof(points) / sizeof(points[0]))
+
+struct flt_slot {
+	bool armed;
+	struct tv_flt_rule rule;
+	struct tv_flt_point_stats stats;
+};
+
+struct tv_flt {
+	struct tv_prng prng;
+	struct flt_slot slots[NPOINTS];
+	uint64_t (*now_ns)(void *ctx);
+	void *clock_ctx;
+	tv_flt_fire_fn observe;
+	void *observe_ctx;
+	bool active;
+};
+
+/* libfiu is process-global: so is the injector its callback consults. */
+static struct tv_flt *active_flt;
+static int64_t firing_arg;
+
+const struct tv_flt_point_info *tv_flt_points(size_t *count_p)
+{
+	*count_p = NPOINTS;
+	return points;
+}
+
+static int point_index(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NPOINTS; i++)
+		if (!strcmp(points[i].name, name))
+			return (int)i;
+	return -ENOENT;
+}
+
+const struct tv_flt_point_info *tv_flt_point_find(const char *name)
+{
+	int i = point_index(name);
+
+	return i < 0 ? NULL : &points[i];
+}
+
+void tv_flt_rule_default(struct tv_flt_rule *rule)
+{
+	memset(rule, 0, sizeof(*rule));
+	rule->probability = 1.0;
+}
+
+int tv_flt_create(uint64_t seed, struct tv_flt **flt_p)
+{
+	struct tv_flt *flt = calloc(1, sizeof(*flt));
+
+	if (!flt)
+		return -ENOMEM;
+	/* A stream of its own: faults never perturb the world's draws. */
+	tv_prng_init(&flt->prng, seed ^ 0x6661756c74730001ull);
+	*flt_p = flt;
+	return 0;
+}
+
+void tv_flt_destroy(struct tv_flt *flt)
+{
+	if (!flt)
+		return;
+	if (flt->active)
+		tv_flt_deactivate(flt);
+	free(flt);
+}
+
+int tv_flt_arm(struct tv_flt *flt, const char *point,
+	       const struct tv_flt_rule *rule)
+{
+	int i = point_index(point);
+
+	if (i < 0)
+		return -ENOENT;
+	if (!(rule->probability >= 0.0 && rule->probability <= 1.0) ||
+	    (rule->before_ns && rule->before_ns <= rule->after_ns))
+		return -EINVAL;
+	flt->slots[i].armed = true;
+	flt->slots[i].rule = *rule;
+	return 0;
+}
+
+void tv_flt_set_clock(struct tv_flt *flt, uint64_t (*now_ns)(void *ctx),
+		      void *ctx)
+{
+	flt->now_ns = now_ns;
+	flt->clock_ctx = ctx;
+}
+
+void tv_flt_set_observer(struct tv_flt *flt, tv_flt_fire_fn fn, void *ctx)
+{
+	flt->observe = fn;
+	flt->observe_ctx = ctx;
+}
+
+/* Is this hit of an armed point one that fires?  Draws only when needed. */
+static bool rule_fires(struct tv_flt *flt, struct flt_slot *slot)
+{
+	const struct tv_flt_rule *r = &slot->rule;
+	uint64_t now = flt->now_ns ? flt->now_ns(flt->clock_ctx) : 0;
+	uint64_t hit = slot->stats.hits;
+
+	if (r->nth && hit < r->nth)
+		return false;
+	if (r->count && slot->stats.fires >= r->count)
+		return false;
+	if (now < r->after_ns || (r->before_ns && now >= r->before_ns))
+		return false;
+	if (r->probability >= 1.0)
+		return true;
+	/* 53 random bits: an exact double in [0, 1). */
+	return (double)(tv_prng_next(&flt->prng) >> 11) * 0x1p-53 <
+	       r->probability;
+}
+
+bool tv__flt_decide(const char *point)
+{
+	struct tv_flt *flt = active_flt;
+	struct flt_slot *slot;
+	int i;
+
+	if (!flt)
+		return false;
+	i = point_index(point);
+	if (i < 0)
+		return false;
+	slot = &flt->slots[i];
+	if (!slot->armed)
+		return false;
+	slot->stats.hits++;
+	if (!rule_fires(flt, slot))
+		return false;
+	slot->stats.fires++;
+	firing_arg = slot->rule.arg;
+	if (flt->observe)
+		flt->observe(flt->observe_ctx, point, slot->stats.hits);
+	return true;
+}
+
+int64_t tv_flt_arg(const char *point, int64_t dflt)
+{
+	return firing_arg ? firing_arg : dflt;
+}
+
+static int fiu_external(const char *name, int *failnum, void **failinfo,
+			unsigned int *flags)
+{
+	return tv__flt_decide(name) ? 1 : 0;
+}
+
+int tv_flt_activate(struct tv_flt *flt)
+{
+	size_t i;
+	int ret;
+
+	if (active_flt && active_flt != flt)
+		return -EBUSY;
+	ret = fiu_init(0);
+	if (ret)
+		return -EIO;
+	for (i = 0; i < NPOINTS; i++) {
+		if (!flt->slots[i].armed)
+			continue;
+		ret = fiu_enable_external(points[i].name, 1, NULL, 0,
+					  fiu_external);
+		if (ret)
+			goto err;
+	}
+	active_flt = flt;
+	flt->active = true;
+	return 0;
+
+err:
+	while (i-- > 0)
+		if (flt->slots[i].armed)
+			fiu_disable(points[i].name);
+	return -EIO;
+}
+
+void tv_flt_deactivate(struct tv_flt *flt)
+{
+	size_t i;
+
+	if (!flt->active)
+		return;
+	for (i = 0; i < NPOINTS; i++)
+		if (flt->slots[i].armed)
+			fiu_disable(points[i].name);
+	active_flt = NULL;
+	flt->active = false;
+}
+
+int tv_flt_stats(const struct tv_flt *flt, const char *point,
+		 struct tv_flt_point_stats *stats_p)
+{
+	int i = point_index(point);
+
+	if (i < 0)
+		return -ENOENT;
+	*stats_p = flt->slots[i].stats;
+	return 0;
+}
+
+uint64_t tv_flt_total_fires(const struct tv_flt *flt)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < NPOINTS; i++)
+		n += flt->slots[i].stats.fires;
+	return n;
+}

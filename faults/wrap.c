@@ -1,0 +1,403 @@
+/*
+ * The fault-wrapping facade (libfabric's hook provider, SQLite's test VFS):
+ * every object forwards to the inner device's, with the vf/ points in
+ * between, so the same plan runs on the simulator and on real verbs.
+ *
+ * A "lost" write is still posted, as a zero-length RDMA_WRITE without
+ * immediate to the same remote buffer: it completes in order like the
+ * original would have, and the peer sees nothing.  RC never loses a write
+ * silently; these points stand for the bugs and races that did (TensorFlow
+ * #11416: an ACK that never arrived).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fiu-local.h>
+
+#include <tensorverbs/faults.h>
+
+/* The protocol's immediates (engine/wire.h): ACK, message, tensor write. */
+#define IMM_ACK 0xFFFFFFFEu
+#define IMM_MESSAGE 0xFFFFFFFFu
+
+struct flt_dev {
+	struct tv_vf_device base;
+	struct tv_vf_device *inner;
+	struct tv_flt *flt;
+};
+
+struct flt_pd {
+	struct tv_vf_pd base;
+	struct tv_vf_pd *inner;
+};
+
+struct flt_mr {
+	struct tv_vf_mr base;
+	struct tv_vf_mr *inner;
+};
+
+struct flt_cq {
+	struct tv_vf_cq base;
+	struct tv_vf_cq *inner;
+};
+
+struct flt_qp {
+	struct tv_vf_qp base;
+	struct tv_vf_qp *inner;
+};
+
+#define to_dev(d) TV_CONTAINER_OF(d, struct flt_dev, base)
+#define to_pd(p) TV_CONTAINER_OF(p, struct flt_pd, base)
+#define to_mr(m) TV_CONTAINER_OF(m, struct flt_mr, base)
+#define to_cq(c) TV_CONTAINER_OF(c, struct flt_cq, base)
+#define to_qp(q) TV_CONTAINER_OF(q, struct flt_qp, base)
+
+static struct tv_vf_device *inner_dev(struct tv_vf_device *dev)
+{
+	return to_dev(dev)->inner;
+}
+
+static int w_query_device(struct tv_vf_device *dev,
+			  struct tv_vf_device_attr *attr_p)
+{
+	return tv_vf_query_device(inner_dev(dev), attr_p);
+}
+
+static int w_query_port(struct tv_vf_device *dev, uint8_t port,
+			struct tv_vf_port_attr *attr_p)
+{
+	return tv_vf_query_port(inner_dev(dev), port, attr_p);
+}
+
+static int w_query_gid(struct tv_vf_device *dev, uint8_t port, int index,
+		       uint8_t gid_p[16])
+{
+	return tv_vf_query_gid(inner_dev(dev), port, index, gid_p);
+}
+
+static int w_alloc_pd(struct tv_vf_device *dev, struct tv_vf_pd **pd_p)
+{
+	struct flt_pd *pd = calloc(1, sizeof(*pd));
+	int ret;
+
+	if (!pd)
+		return -ENOMEM;
+	ret = tv_vf_alloc_pd(inner_dev(dev), &pd->inner);
+	if (ret) {
+		free(pd);
+		return ret;
+	}
+	pd->base.dev = dev;
+	*pd_p = &pd->base;
+	return 0;
+}
+
+static int w_dealloc_pd(struct tv_vf_pd *pd)
+{
+	int ret = tv_vf_dealloc_pd(to_pd(pd)->inner);
+
+	if (!ret)
+		free(to_pd(pd));
+	return ret;
+}
+
+static int w_reg_mr(struct tv_vf_pd *pd, void *addr, size_t length,
+		    uint32_t access, struct tv_vf_mr **mr_p)
+{
+	struct flt_mr *mr;
+	int fail = 0, ret;
+
+	fiu_do_on("vf/reg_mr/fail",
+		  fail = -(int)tv_flt_arg("vf/reg_mr/fail", ENOMEM));
+	if (fail)
+		return fail;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return -ENOMEM;
+	ret = tv_vf_reg_mr(to_pd(pd)->inner, addr, length, access, &mr->inner);
+	if (ret) {
+		free(mr);
+		return ret;
+	}
+	mr->base = *mr->inner;
+	mr->base.pd = pd;
+	*mr_p = &mr->base;
+	return 0;
+}
+
+static int w_dereg_mr(struct tv_vf_mr *mr)
+{
+	int ret = tv_vf_dereg_mr(to_mr(mr)->inner);
+
+	if (!ret)
+		free(to_mr(mr));
+	return ret;
+}
+
+static int w_create_cq(struct tv_vf_device *dev, uint32_t cqe,
+		       struct tv_vf_cq **cq_p)
+{
+	struct flt_cq *cq = calloc(1, sizeof(*cq));
+	int ret;
+
+	if (!cq)
+		return -ENOMEM;
+	ret = tv_vf_create_cq(inner_dev(dev), cqe, &cq->inner);
+	if (ret) {
+		free(cq);
+		return ret;
+	}
+	cq->base = *cq->inner;
+	cq->base.dev = dev;
+	*cq_p = &cq->base;
+	return 0;
+}
+
+static int w_destroy_cq(struct tv_vf_cq *cq)
+{
+	int ret = tv_vf_destroy_cq(to_cq(cq)->inner);
+
+	if (!ret)
+		free(to_cq(cq));
+	return ret;
+}
+
+static int w_poll_cq(struct tv_vf_cq *cq, int n, struct tv_vf_wc *wc)
+{
+	return tv_vf_poll_cq(to_cq(cq)->inner, n, wc);
+}
+
+static int w_create_qp(struct tv_vf_pd *pd,
+		       const struct tv_vf_qp_init_attr *init,
+		       struct tv_vf_qp **qp_p)
+{
+	struct tv_vf_qp_init_attr in = *init;
+	struct flt_qp *qp = calloc(1, sizeof(*qp));
+	int ret;
+
+	if (!qp)
+		return -ENOMEM;
+	in.send_cq = to_cq(init->send_cq)->inner;
+	in.recv_cq = to_cq(init->recv_cq)->inner;
+	ret = tv_vf_create_qp(to_pd(pd)->inner, &in, &qp->inner);
+	if (ret) {
+		free(qp);
+		return ret;
+	}
+	qp->base = *qp->inner;
+	qp->base.dev = pd->dev;
+	qp->base.pd = pd;
+	qp->base.send_cq = init->send_cq;
+	qp->base.recv_cq = init->recv_cq;
+	qp->base.user_ctx = NULL;
+	*qp_p = &qp->base;
+	return 0;
+}
+
+static int w_modify_qp(struct tv_vf_qp *qp, const struct tv_vf_qp_attr *attr,
+		       uint32_t mask)
+{
+	int ret = tv_vf_modify_qp(to_qp(qp)->inner, attr, mask);
+
+	qp->state = to_qp(qp)->inner->state;
+	return ret;
+}
+
+static int w_query_qp(struct tv_vf_qp *qp, struct tv_vf_qp_attr *attr_p)
+{
+	int ret = tv_vf_query_qp(to_qp(qp)->inner, attr_p);
+
+	qp->state = to_qp(qp)->inner->state;
+	return ret;
+}
+
+static int w_destroy_qp(struct tv_vf_qp *qp)
+{
+	int ret = tv_vf_destroy_qp(to_qp(qp)->inner);
+
+	if (!ret)
+		free(to_qp(qp));
+	return ret;
+}
+
+static int w_qp_endpoint(struct tv_vf_qp *qp, struct tv_vf_qp_endpoint *ep_p)
+{
+	return tv_vf_qp_endpoint(to_qp(qp)->inner, ep_p);
+}
+
+/* The message type is byte 3 of the wire header in the source buffer. */
+static bool msg_dropped(const struct tv_vf_send_wr *wr)
+{
+	static const char *const drop[4] = {
+		"vf/msg/drop/META_DATA_UPDATE",
+		"vf/msg/drop/TENSOR_RE_REQUEST",
+		"vf/msg/drop/TENSOR_REQUEST",
+		"vf/msg/drop/ERROR_STATUS",
+	};
+	const uint8_t *hdr;
+	bool fire = false;
+
+	if (wr->num_sge < 1 || wr->sg_list[0].length < 4)
+		return false;
+	hdr = (const uint8_t *)(uintptr_t)wr->sg_list[0].addr;
+	if (hdr[3] >= 4)
+		return false;
+	fiu_do_on(drop[hdr[3]], fire = true);
+	return fire;
+}
+
+static bool wr_dropped(const struct tv_vf_send_wr *wr)
+{
+	bool fire = false;
+
+	if (wr->opcode != TV_WR_RDMA_WRITE_WITH_IMM)
+		return false;
+	if (wr->imm_data == IMM_ACK)
+		fiu_do_on("vf/ack/drop", fire = true);
+	else if (wr->imm_data == IMM_MESSAGE)
+		fire = msg_dropped(wr);
+	else
+		fiu_do_on("vf/write/drop", fire = true);
+	return fire;
+}
+
+/* Post one WR of the caller's chain, as it is or as its fault says. */
+static int post_one(struct flt_qp *qp, const struct tv_vf_send_wr *orig)
+{
+	struct tv_vf_send_wr wr = *orig, *bad;
+	struct tv_vf_qp_attr err = { .qp_state = TV_QPS_ERR };
+	bool dup = false;
+	int ret;
+
+	wr.next = NULL;
+	fiu_do_on("vf/qp/error",
+		  tv_vf_modify_qp(qp->inner, &err, TV_QP_STATE));
+	qp->base.state = qp->inner->state;
+	if (wr_dropped(&wr)) {
+		wr.opcode = TV_WR_RDMA_WRITE;
+		wr.num_sge = 0;
+		wr.sg_list = NULL;
+		wr.imm_data = 0;
+	} else if (wr.opcode == TV_WR_RDMA_WRITE_WITH_IMM &&
+		   wr.imm_data < IMM_ACK) {
+		fiu_do_on("vf/write/dup", dup = true);
+	}
+	if (dup) {
+		struct tv_vf_send_wr twin = wr;
+
+		/* The extra copy is unsignaled: the caller sees one CQE. */
+		twin.send_flags &= ~(uint32_t)TV_SEND_SIGNALED;
+		ret = tv_vf_post_send(qp->inner, &twin, &bad);
+		if (ret)
+			return ret;
+	}
+	return tv_vf_post_send(qp->inner, &wr, &bad);
+}
+
+static int w_post_send(struct tv_vf_qp *qp, struct tv_vf_send_wr *wr,
+		       struct tv_vf_send_wr **bad_wr_p)
+{
+	int ret;
+
+	for (; wr; wr = wr->next) {
+		ret = post_one(to_qp(qp), wr);
+		if (ret) {
+			*bad_wr_p = wr;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int w_post_recv(struct tv_vf_qp *qp, struct tv_vf_recv_wr *wr,
+		       struct tv_vf_recv_wr **bad_wr_p)
+{
+	struct tv_vf_recv_wr one, *bad;
+	bool skip;
+	int ret;
+
+	for (; wr; wr = wr->next) {
+		skip = false;
+		fiu_do_on("vf/recv/drop", skip = true);
+		if (skip)
+			continue;
+		one = *wr;
+		one.next = NULL;
+		ret = tv_vf_post_recv(to_qp(qp)->inner, &one, &bad);
+		if (ret) {
+			*bad_wr_p = wr;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static uint64_t w_now_ns(struct tv_vf_device *dev)
+{
+	return tv_vf_now_ns(inner_dev(dev));
+}
+
+static int w_wake_at(struct tv_vf_device *dev, uint64_t deadline_ns)
+{
+	return tv_vf_wake_at(inner_dev(dev), deadline_ns);
+}
+
+static int w_wait(struct tv_vf_device *dev, uint64_t deadline_ns)
+{
+	return tv_vf_wait(inner_dev(dev), deadline_ns);
+}
+
+static const struct tv_vf_ops flt_ops = {
+	.name = "faults",
+	.query_device = w_query_device,
+	.query_port = w_query_port,
+	.query_gid = w_query_gid,
+	.alloc_pd = w_alloc_pd,
+	.dealloc_pd = w_dealloc_pd,
+	.reg_mr = w_reg_mr,
+	.dereg_mr = w_dereg_mr,
+	.create_cq = w_create_cq,
+	.destroy_cq = w_destroy_cq,
+	.poll_cq = w_poll_cq,
+	.create_qp = w_create_qp,
+	.modify_qp = w_modify_qp,
+	.query_qp = w_query_qp,
+	.destroy_qp = w_destroy_qp,
+	.qp_endpoint = w_qp_endpoint,
+	.post_send = w_post_send,
+	.post_recv = w_post_recv,
+	.now_ns = w_now_ns,
+	.wake_at = w_wake_at,
+	.wait = w_wait,
+};
+
+static uint64_t clock_of(void *ctx)
+{
+	return tv_vf_now_ns(ctx);
+}
+
+int tv_flt_wrap(struct tv_flt *flt, struct tv_vf_device *inner,
+		struct tv_vf_device **dev_p)
+{
+	struct flt_dev *d;
+
+	if (!flt || !inner || !dev_p)
+		return -EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->base.ops = &flt_ops;
+	d->base.user_ctx = inner->user_ctx;
+	d->inner = inner;
+	d->flt = flt;
+	tv_flt_set_clock(flt, clock_of, inner);
+	*dev_p = &d->base;
+	return 0;
+}
+
+void tv_flt_unwrap(struct tv_vf_device *dev)
+{
+	if (dev)
+		free(to_dev(dev));
+}

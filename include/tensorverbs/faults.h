@@ -1,0 +1,100 @@
+/*
+ * tensorverbs — fault injection.
+ *
+ * Named points (libfiu) sit in the fault-wrapping facade, in the engine and
+ * in the simulator.  A plan says which points fire and when (probability,
+ * from the Nth hit, how many times, a window of virtual time).  Decisions
+ * come from the run's seeded PRNG through fiu_enable_external(), never
+ * from libfiu's own generator, so the same seed and plan give the same run.
+ *
+ * libfiu is process-global: one injector is active per process at a time
+ * (parallel runs use processes).  Points compile to nothing without
+ * FIU_ENABLE (the TV_FAULTS build option).
+ */
+#ifndef TENSORVERBS_FAULTS_H
+#define TENSORVERBS_FAULTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tensorverbs/vf.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct tv_flt_point_info {
+	const char *name;        /* e.g. "vf/ack/drop" */
+	const char *description; /* one line */
+	const char *arg;         /* what the rule's arg means, or NULL */
+};
+
+/* Every point, in a stable order. */
+const struct tv_flt_point_info *tv_flt_points(size_t *count_p);
+const struct tv_flt_point_info *tv_flt_point_find(const char *name);
+
+struct tv_flt_rule {
+	double probability;  /* of firing on an eligible hit, 0..1 */
+	uint64_t nth;        /* eligible from the Nth hit on (1-based); 0: 1 */
+	uint64_t count;      /* fire at most this many times; 0: unlimited */
+	uint64_t after_ns;   /* eligible at virtual time >= after_ns ... */
+	uint64_t before_ns;  /* ... and < before_ns (0: no end) */
+	int64_t arg;         /* point-specific (delay, errno ...); 0: default */
+};
+
+void tv_flt_rule_default(struct tv_flt_rule *rule); /* always, unlimited */
+
+struct tv_flt;
+
+/* An injector whose decisions come from seed. */
+int tv_flt_create(uint64_t seed, struct tv_flt **flt_p);
+/* Disarms every point; the injector must not be active. */
+void tv_flt_destroy(struct tv_flt *flt);
+
+/* Arm a point (replacing an earlier rule for it). -ENOENT: unknown point. */
+int tv_flt_arm(struct tv_flt *flt, const char *point,
+	       const struct tv_flt_rule *rule);
+/*
+ * Parse a plan: a JSON array of {"point", "probability", "nth", "count",
+ * "after_ns", "before_ns", "arg"} objects, or the command-line form
+ * "point[:key=value,...][;point...]" (keys p, nth, count, after, before,
+ * arg).  On error returns -EINVAL and a message naming the culprit.
+ */
+int tv_flt_plan_parse(struct tv_flt *flt, const char *text, char *err,
+		      size_t err_bytes);
+
+/* Virtual (or real) time for windows: set by tv_flt_wrap(). */
+void tv_flt_set_clock(struct tv_flt *flt,
+		      uint64_t (*now_ns)(void *ctx), void *ctx);
+
+/* Make this injector the process's active one (libfiu's points). */
+int tv_flt_activate(struct tv_flt *flt);
+void tv_flt_deactivate(struct tv_flt *flt);
+
+/* Observe every firing: the point and the hit number. */
+typedef void (*tv_flt_fire_fn)(void *ctx, const char *point, uint64_t hit);
+void tv_flt_set_observer(struct tv_flt *flt, tv_flt_fire_fn fn, void *ctx);
+
+struct tv_flt_point_stats {
+	uint64_t hits;
+	uint64_t fires;
+};
+int tv_flt_stats(const struct tv_flt *flt, const char *point,
+		 struct tv_flt_point_stats *stats_p);
+uint64_t tv_flt_total_fires(const struct tv_flt *flt);
+/* The rule's arg for the point that is firing now (inside a point). */
+int64_t tv_flt_arg(const char *point, int64_t dflt);
+
+/*
+ * Wrap a device: every object made through the wrapper forwards to the
+ * inner device's, with the vf/ points in between.  Works over any backend.
+ */
+int tv_flt_wrap(struct tv_flt *flt, struct tv_vf_device *inner,
+		struct tv_vf_device **dev_p);
+void tv_flt_unwrap(struct tv_vf_device *dev);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENSORVERBS_FAULTS_H */
