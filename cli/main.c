@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "devices.h"
 
 #ifndef TV_VERSION
 #define TV_VERSION "unknown"
@@ -25,19 +26,19 @@ static const char usage_text[] =
 	"        without a file, run the built-in demo\n"
 	"  bench sim [--seconds S] [--seed N]\n"
 	"        simulator throughput benchmark (events/s, transfers/s)\n"
+	"  devices\n"
+	"        list RDMA devices, ports, GIDs and limits (libibverbs)\n"
 	"  version\n"
 	"        print the version\n"
 	"  help, --help\n"
 	"        this text; `tensorverbs run --help` for one command\n"
 	"\n"
-	"not implemented yet: replay, swarm, shrink, faults, serve, fetch,\n"
-	"devices\n"
+	"not implemented yet: replay, swarm, shrink, faults, serve, fetch\n"
 	"\n"
 	"exit status: 0 success, 1 a check failed, 2 bad usage or scenario\n";
 
 static const char *const future_cmds[] = {
-	"replay", "swarm", "shrink", "faults", "serve", "fetch", "devices",
-	NULL
+	"replay", "swarm", "shrink", "faults", "serve", "fetch", NULL
 };
 
 static void usage(FILE *out)
@@ -120,6 +121,8 @@ int main(int argc, char **argv)
 		return cli_run(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "bench"))
 		return cli_bench(argc - 1, argv + 1, argv[0]);
+	if (!strcmp(cmd, "devices"))
+		return cli_devices(argc - 1, argv + 1, argv[0]);
 	for (const char *const *f = future_cmds; *f; f++) {
 		if (!strcmp(cmd, *f)) {
 			fprintf(stderr, "tensorverbs %s: not implemented yet\n",
