@@ -249,6 +249,8 @@ int tv_channel_info(struct tv_channel *ch, struct tv_channel_info *info_p)
 
 	if (!ch || !info_p)
 		return -EINVAL;
+	if (!ch->qp)
+		return -ENOTCONN;
 	memset(&info, 0, sizeof(info));
 	ret = tv_vf_qp_endpoint(ch->qp, &info.ep);
 	if (ret)
@@ -409,6 +411,7 @@ static int channel_send_one(struct tv_channel *ch, struct tv_txent *tx)
 		return ret;
 	ch->tx_local_busy = true;
 	ch->tx_remote_busy = true;
+	ch->msg_sent_ns = tv_vf_now_ns(e->dev);
 	e->stats.msgs_sent[msg->type]++;
 	ev.msg_type = msg->type;
 	ev.request_index = msg->request_index;
@@ -499,6 +502,9 @@ void tv__channel_fail(struct tv_channel *ch, enum tv_code code,
 	if (ch->failed)
 		return;
 	ch->failed = true;
+	ch->engine->stats.channel_failures++;
+	ch->reconnect_pending = ch->engine->cfg.reconnect &&
+				!ch->engine->destroying;
 	ch->fail_status.code = code;
 	va_start(ap, fmt);
 	vsnprintf(ch->fail_status.message, sizeof(ch->fail_status.message),
@@ -512,8 +518,8 @@ void tv__channel_fail(struct tv_channel *ch, enum tv_code code,
 	 * Flush everything: outstanding writes complete (flushed) before
 	 * their source buffers are released, so nothing is freed under DMA.
 	 */
-	if (ch->qp->state != TV_QPS_ERR && ch->qp->state != TV_QPS_RESET)
-		tv_vf_modify_qp(ch->qp, &attr, TV_QP_STATE);
+	/* Any state may go to ERR; a QP already there stays (no error). */
+	tv_vf_modify_qp(ch->qp, &attr, TV_QP_STATE);
 	tv__request_fail_all(ch, &ch->fail_status);
 	tv__response_drop_all(ch, false);
 }
@@ -592,6 +598,7 @@ static void channel_on_recv(struct tv_channel *ch, const struct tv_vf_wc *wc)
 		ch->engine->stats.acks_recv++;
 		tv__emit(ch->engine, TV_EV_ACK_RECV, ch->peer_id, &ev);
 		ch->tx_remote_busy = false;
+		tv__response_acked(ch);
 	} else {
 		tv__request_on_write(ch, wc->imm_data, wc->byte_len);
 	}
@@ -626,6 +633,8 @@ int tv__channel_progress(struct tv_channel *ch)
 	struct tv_vf_wc wc[32];
 	int n, i, total = 0;
 
+	if (!ch->cq)
+		return 0; /* a reset that could not make a new QP */
 	for (;;) {
 		n = tv_vf_poll_cq(ch->cq, 32, wc);
 		if (n < 0) {
@@ -648,14 +657,58 @@ int tv__channel_progress(struct tv_channel *ch)
 	return total;
 }
 
+static void channel_teardown_qp(struct tv_channel *ch);
+
 void tv__channel_destroy(struct tv_channel *ch)
 {
 	struct tv_engine *e = ch->engine;
-	struct tv_vf_wc wc[32];
-	int n, i;
 
 	/* Flush, and consume the flushes so every source buffer is released. */
 	tv__channel_fail(ch, TV_CANCELLED, "engine shutting down");
+	if (ch->qp)
+		channel_teardown_qp(ch);
+	channel_free_buffers(ch);
+	channel_maps_fini(ch);
+	e->channels[ch->peer_id] = NULL;
+	free(ch);
+}
+
+/* ---- timers, reset, reconnection ---------------------------------------- */
+
+uint64_t tv__channel_timers(struct tv_channel *ch, uint64_t now_ns)
+{
+	struct tv_engine *e = ch->engine;
+	uint64_t due;
+
+	if (ch->connected && !ch->failed && ch->tx_remote_busy &&
+	    e->cfg.ack_timeout_ns) {
+		due = ch->msg_sent_ns + e->cfg.ack_timeout_ns;
+		if (now_ns < due)
+			return due;
+		e->stats.ack_timeouts++;
+		tv__channel_fail(ch, TV_UNAVAILABLE,
+				 "no ACK from node %u within %llu ns: a control "
+				 "message or its ACK was lost", ch->peer_id,
+				 (unsigned long long)e->cfg.ack_timeout_ns);
+	}
+	if (ch->reconnect_pending) {
+		ch->reconnect_pending = false;
+		e->stats.reconnects++;
+		if (e->cfg.reconnect(e->cfg.reconnect_ctx, ch)) {
+			/* No way back: what waits for this channel fails. */
+			ch->give_up = true;
+			tv__request_fail_all(ch, &ch->fail_status);
+		}
+	}
+	return 0;
+}
+
+/* Drop what the old QP held; completions still queued are consumed. */
+static void channel_teardown_qp(struct tv_channel *ch)
+{
+	struct tv_vf_wc wc[32];
+	int n, i;
+
 	do {
 		n = tv_vf_poll_cq(ch->cq, 32, wc);
 		for (i = 0; i < n; i++)
@@ -663,11 +716,47 @@ void tv__channel_destroy(struct tv_channel *ch)
 				channel_on_send(ch, &wc[i]);
 	} while (n > 0);
 	tv_vf_destroy_qp(ch->qp);
+	ch->qp = NULL;
 	/* Writes whose flushes never came (a backend without flush). */
 	tv__response_drop_all(ch, true);
 	tv_vf_destroy_cq(ch->cq);
-	channel_free_buffers(ch);
-	channel_maps_fini(ch);
-	e->channels[ch->peer_id] = NULL;
-	free(ch);
+	ch->cq = NULL;
+}
+
+int tv_channel_reset(struct tv_channel *ch)
+{
+	int ret;
+
+	if (!ch)
+		return -EINVAL;
+	if (!ch->failed)
+		tv__channel_fail(ch, TV_UNAVAILABLE,
+				 "channel to node %u reset", ch->peer_id);
+	channel_teardown_qp(ch);
+	ch->tx_local_busy = false;
+	ch->tx_remote_busy = false;
+	ch->acks_owed = 0;
+	ch->sq_outstanding = 0;
+	ch->rq_posted = 0;
+	ch->connected = false;
+	ret = channel_create_qp(ch);
+	if (ret)
+		return ret;
+	ret = channel_post_recvs(ch, ch->engine->cfg.queue_depth);
+	if (ret)
+		return ret;
+	/* Requests caught by the failure wait for the new connection. */
+	ch->failed = false;
+	ch->reconnect_pending = false;
+	return 0;
+}
+
+bool tv_channel_failed(const struct tv_channel *ch)
+{
+	return ch->failed;
+}
+
+uint32_t tv_channel_peer(const struct tv_channel *ch)
+{
+	return ch->peer_id;
 }

@@ -33,6 +33,8 @@ void tv_engine_config_default(struct tv_engine_config *cfg)
 	tv_vf_connect_cfg_default(&cfg->connect);
 	cfg->device_alloc = default_device_alloc;
 	cfg->device_free = default_device_free;
+	cfg->ack_timeout_ns = 1000ull * 1000 * 1000;
+	cfg->max_retries = 3;
 }
 
 static int engine_check_config(const struct tv_engine_config *cfg)
@@ -67,6 +69,7 @@ int tv_engine_create(struct tv_vf_device *dev,
 		e->cfg.device_free = default_device_free;
 	}
 	e->dev = dev;
+	tv_list_init(&e->deadlines);
 	ret = tv_hmap_init(&e->tags, 256);
 	if (ret)
 		goto err_free;
@@ -201,17 +204,12 @@ static int check_name(const char *name, size_t *len_p)
 }
 
 /* Publish a tensor or an error; a waiting request takes it at once. */
-static int engine_publish(struct tv_engine *e, uint64_t step_id,
-			  const char *name, struct tv_tensor *t,
-			  const struct tv_status *st)
+static int engine_put(struct tv_engine *e, uint64_t step_id, const char *name,
+		      size_t len, struct tv_tensor *t,
+		      const struct tv_status *st)
 {
 	struct tv_tag *tag;
-	size_t len;
-	int ret;
 
-	ret = check_name(name, &len);
-	if (ret)
-		return ret;
 	if (tag_find(e, step_id, name, len))
 		return -EEXIST;
 	tag = tv__calloc(1, sizeof(*tag));
@@ -236,6 +234,27 @@ static int engine_publish(struct tv_engine *e, uint64_t step_id,
 	tv_hmap_insert(&e->tags, &tag->hnode, tv_hash_key(step_id, name, len));
 	e->stats.unmatched_sends++;
 	return 0;
+}
+
+static int engine_publish(struct tv_engine *e, uint64_t step_id,
+			  const char *name, struct tv_tensor *t,
+			  const struct tv_status *st)
+{
+	size_t len;
+	int ret;
+
+	ret = check_name(name, &len);
+	if (ret)
+		return ret;
+	return engine_put(e, step_id, name, len, t, st);
+}
+
+void tv__tag_republish(struct tv_engine *e, uint64_t step_id,
+		       const char *name, size_t name_len, struct tv_tensor *t,
+		       const struct tv_status *st)
+{
+	/* Best effort: without memory the retried request times out. */
+	(void)engine_put(e, step_id, name, name_len, t, st);
 }
 
 int tv_engine_send(struct tv_engine *e, uint64_t step_id, const char *name,
@@ -354,6 +373,30 @@ int tv_engine_recv(struct tv_engine *e, struct tv_channel *ch,
 	return 0;
 }
 
+static uint64_t earliest(uint64_t a, uint64_t b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/* Deadlines: ACK timeouts, receive timeouts, reconnections; re-arm. */
+static void engine_timers(struct tv_engine *e)
+{
+	uint64_t now, next;
+	uint32_t i;
+
+	if (!e->cfg.ack_timeout_ns && !e->cfg.recv_timeout_ns &&
+	    !e->cfg.reconnect)
+		return;
+	now = tv_vf_now_ns(e->dev);
+	next = tv__request_expire(e, now);
+	for (i = 0; i < e->nchannels; i++)
+		if (e->channels[i])
+			next = earliest(next,
+					tv__channel_timers(e->channels[i], now));
+	if (next)
+		tv_vf_wake_at(e->dev, next);
+}
+
 int tv_engine_progress(struct tv_engine *e)
 {
 	uint32_t i;
@@ -368,6 +411,7 @@ int tv_engine_progress(struct tv_engine *e)
 		if (n > 0)
 			total += n;
 	}
+	engine_timers(e);
 	return total;
 }
 

@@ -77,6 +77,9 @@ struct tv_request {
 	struct tv_hnode hnode;     /* in ch->requests, by index */
 	struct tv_txent tx;
 	struct tv_list wait_link;  /* on ch->credit_wait */
+	struct tv_list deadline_link; /* on e->deadlines, in start order */
+	uint64_t deadline_ns;
+	uint32_t retries;          /* times sent again after a reset */
 	enum tv_req_state state;
 	bool indexed;              /* holds a request index (and a credit) */
 	uint32_t index;
@@ -107,6 +110,7 @@ enum tv_resp_state {
 	TV_RESP_WAIT_TENSOR, /* in the tag table, waiting for a send */
 	TV_RESP_QUEUED_MSG,  /* META_DATA_UPDATE / ERROR waiting for tx */
 	TV_RESP_WAIT_RE_REQ, /* update sent, waiting for RE_REQUEST */
+	TV_RESP_ERROR_SENT,  /* ERROR_STATUS posted, waiting for its ACK */
 	TV_RESP_WRITING,     /* tensor write posted */
 };
 
@@ -129,6 +133,9 @@ struct tv_response {
 	/* What we send. */
 	struct tv_meta meta;
 	struct tv_tensor *tensor;  /* zero-copy source (a reference) */
+	/* What the tag held: given back to the tag table if we are dropped. */
+	struct tv_tensor *source;
+	bool from_error;
 	bool has_clone;            /* staged copy / serialized proto */
 	struct tv_pool_buf clone;
 	uint64_t checksum;
@@ -155,6 +162,10 @@ struct tv_channel {
 	struct tv_vf_qp *qp;
 	bool connected;
 	bool failed;
+	bool reconnect_pending;    /* failed; cfg.reconnect not called yet */
+	bool give_up;              /* reconnecting failed: no more retries */
+	uint64_t msg_sent_ns;      /* when the message in flight went out */
+	struct tv_response *await_ack; /* its ERROR_STATUS is in flight */
 	/* Message buffers: ours to write from, ours to be written into. */
 	uint8_t *tx_mem;
 	struct tv_vf_mr *tx_mr;
@@ -205,6 +216,7 @@ struct tv_engine {
 	uint32_t nchannels;
 	struct tv_hmap tags;          /* struct tv_tag or struct tv_response */
 	struct tv_hmap tag_waiters;   /* responses waiting for a tensor */
+	struct tv_list deadlines;     /* requests with a deadline, FIFO */
 	struct tv_msg rx_msg;         /* decode scratch */
 	struct tv_engine_stats stats;
 	bool destroying;
@@ -228,6 +240,8 @@ int tv__channel_post_write(struct tv_channel *ch, struct tv_response *resp,
 void tv__channel_fail(struct tv_channel *ch, enum tv_code code,
 		      const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int tv__channel_progress(struct tv_channel *ch);
+/* ACK timeout and reconnection; returns the channel's next deadline. */
+uint64_t tv__channel_timers(struct tv_channel *ch, uint64_t now_ns);
 void tv__channel_destroy(struct tv_channel *ch);
 
 /* request.c (receiver) */
@@ -241,6 +255,10 @@ void tv__request_on_error(struct tv_channel *ch, const struct tv_msg *msg);
 void tv__request_on_write(struct tv_channel *ch, uint32_t index,
 			  uint32_t byte_len);
 void tv__request_fail_all(struct tv_channel *ch, const struct tv_status *st);
+/* Will requests caught by a failure of ch be sent again? */
+bool tv__channel_retries(const struct tv_channel *ch);
+/* Fail requests past their deadline; returns the earliest one left. */
+uint64_t tv__request_expire(struct tv_engine *e, uint64_t now_ns);
 void tv__request_grant_credits(struct tv_channel *ch);
 struct tv_request *tv__request_find(struct tv_channel *ch, uint32_t index);
 
@@ -250,6 +268,8 @@ void tv__response_on_re_request(struct tv_channel *ch,
 				const struct tv_msg *msg);
 void tv__response_encode(struct tv_response *resp, struct tv_msg *msg);
 void tv__response_msg_posted(struct tv_response *resp);
+/* The peer ACKed our message in flight. */
+void tv__response_acked(struct tv_channel *ch);
 void tv__response_write_done(struct tv_response *resp,
 			     enum tv_vf_wc_status status);
 void tv__response_free(struct tv_response *resp);
@@ -260,6 +280,10 @@ void tv__response_drop_all(struct tv_channel *ch, bool writing_too);
 /* engine.c */
 struct tv_tag *tv__tag_take(struct tv_engine *e, uint64_t step_id,
 			    const char *name, size_t name_len);
+/* Give a dropped response's tensor (or error) back to the tag table. */
+void tv__tag_republish(struct tv_engine *e, uint64_t step_id,
+		       const char *name, size_t name_len, struct tv_tensor *t,
+		       const struct tv_status *st);
 void tv__tag_free(struct tv_tag *tag);
 uint64_t tv__checksum(const void *data, size_t len);
 

@@ -157,6 +157,8 @@ static void request_finish(struct tv_request *req, const struct tv_status *st,
 	}
 	if (tv_list_linked(&req->wait_link))
 		tv_list_del(&req->wait_link);
+	if (tv_list_linked(&req->deadline_link))
+		tv_list_del(&req->deadline_link);
 	tv__channel_unqueue(ch, &req->tx);
 	if (result == req->result)
 		req->result = NULL; /* handed to the callback */
@@ -260,10 +262,16 @@ int tv__request_start(struct tv_channel *ch, uint64_t step_id,
 	req->tx.kind = TV_TX_REQUEST;
 	tv_list_init(&req->tx.link);
 	tv_list_init(&req->wait_link);
+	tv_list_init(&req->deadline_link);
 	req->state = TV_REQ_WAIT_CREDIT;
 	e->stats.recvs_started++;
 	e->stats.live_requests++;
-	if (ch->failed) {
+	if (e->cfg.recv_timeout_ns) {
+		/* Same timeout for all: start order is deadline order. */
+		req->deadline_ns = tv_vf_now_ns(e->dev) + e->cfg.recv_timeout_ns;
+		tv_list_add_tail(&e->deadlines, &req->deadline_link);
+	}
+	if (ch->failed && !tv__channel_retries(ch)) {
 		request_finish(req, &ch->fail_status, NULL);
 		return 0;
 	}
@@ -463,15 +471,114 @@ void tv__request_on_write(struct tv_channel *ch, uint32_t index,
 	request_finish(req, &st, t);
 }
 
+/* Back to the credit queue, holding nothing: to be sent again. */
+static void request_requeue(struct tv_request *req, struct tv_list *to)
+{
+	struct tv_channel *ch = req->ch;
+
+	if (req->indexed) {
+		tv_hmap_remove(&ch->requests, &req->hnode);
+		assert(ch->inflight > 0);
+		ch->inflight--;
+		req->indexed = false;
+	}
+	tv__channel_unqueue(ch, &req->tx);
+	request_release_dest(req);
+	req->meta_valid = false;
+	req->has_checksum = false;
+	req->state = TV_REQ_WAIT_CREDIT;
+	req->retries++;
+	ch->engine->stats.retries++;
+	tv_list_add_tail(to, &req->wait_link);
+}
+
+bool tv__channel_retries(const struct tv_channel *ch)
+{
+	return ch->engine->cfg.reconnect && !ch->engine->destroying &&
+	       !ch->give_up;
+}
+
+static bool request_retryable(const struct tv_request *req)
+{
+	return tv__channel_retries(req->ch) && req->state != TV_REQ_ABANDON &&
+	       req->retries < req->ch->engine->cfg.max_retries;
+}
+
+/*
+ * The channel failed (its QP is in ERR: nothing can land in our buffers
+ * any more).  Requests it caught go again after the reconnect, in their
+ * original order, while they have retries left; the rest fail with st.
+ */
 void tv__request_fail_all(struct tv_channel *ch, const struct tv_status *st)
 {
+	struct tv_list again, *l;
 	struct tv_hnode *node;
-	struct tv_list *wait;
 
-	while ((wait = tv_list_pop(&ch->credit_wait)))
-		request_finish(TV_CONTAINER_OF(wait, struct tv_request,
-					       wait_link), st, NULL);
-	while ((node = tv_hmap_any(&ch->requests)))
-		request_finish(TV_CONTAINER_OF(node, struct tv_request, hnode),
-			       st, NULL);
+	tv_list_init(&again);
+	while ((node = tv_hmap_any(&ch->requests))) {
+		struct tv_request *req =
+			TV_CONTAINER_OF(node, struct tv_request, hnode);
+
+		if (request_retryable(req))
+			request_requeue(req, &again);
+		else
+			request_finish(req, st, NULL);
+	}
+	/* Indices were handed out in order: resend lowest first. */
+	while ((l = tv_list_pop(&ch->credit_wait)))
+		tv_list_add_tail(&again, l);
+	while ((l = tv_list_pop(&again))) {
+		struct tv_request *req =
+			TV_CONTAINER_OF(l, struct tv_request, wait_link);
+
+		if (tv__channel_retries(ch))
+			tv_list_add_tail(&ch->credit_wait, l);
+		else
+			request_finish(req, st, NULL);
+	}
+}
+
+/* A request past its deadline: why, in words a user can act on. */
+static void request_expire_one(struct tv_request *req, uint64_t now_ns)
+{
+	static const char *const what[] = {
+		[TV_REQ_WAIT_CREDIT] = "waiting to be sent",
+		[TV_REQ_QUEUED] = "waiting for the message buffer",
+		[TV_REQ_SENT] = "waiting for the sender",
+		[TV_REQ_ABANDON] = "cancelling",
+	};
+	struct tv_channel *ch = req->ch;
+	bool exposed = req->indexed && req->state != TV_REQ_WAIT_CREDIT;
+	struct tv_status st;
+
+	tv_status_set(&st, TV_DEADLINE_EXCEEDED,
+		      "receive of '%s' step %llu from node %u timed out after "
+		      "%llu ns (%s, index %u, %u retries)", req->name,
+		      (unsigned long long)req->step_id, ch->peer_id,
+		      (unsigned long long)ch->engine->cfg.recv_timeout_ns,
+		      what[req->state], req->index, req->retries);
+	ch->engine->stats.recv_timeouts++;
+	request_finish(req, &st, NULL);
+	/*
+	 * The sender may still write into the buffer we just freed: only
+	 * a reset of the channel makes sure nothing lands any more.
+	 */
+	if (exposed)
+		tv__channel_fail(ch, TV_UNAVAILABLE,
+				 "channel reset: a request to node %u timed "
+				 "out with a buffer advertised", ch->peer_id);
+}
+
+uint64_t tv__request_expire(struct tv_engine *e, uint64_t now_ns)
+{
+	struct tv_request *req;
+
+	while (!tv_list_empty(&e->deadlines)) {
+		req = TV_CONTAINER_OF(e->deadlines.next, struct tv_request,
+				      deadline_link);
+		if (req->deadline_ns > now_ns)
+			return req->deadline_ns;
+		request_expire_one(req, now_ns);
+	}
+	return 0;
 }

@@ -44,7 +44,10 @@ void tv__response_free(struct tv_response *resp)
 		e->stats.unmatched_requests--;
 	}
 	tv_hmap_remove(&ch->responses, &resp->hnode);
+	if (ch->await_ack == resp)
+		ch->await_ack = NULL;
 	tv_tensor_unref(resp->tensor);
+	tv_tensor_unref(resp->source);
 	if (resp->has_clone)
 		tv_pool_free(e->pool, &resp->clone);
 	assert(e->stats.live_responses > 0);
@@ -203,9 +206,13 @@ static void response_process(struct tv_response *resp, struct tv_tag *tag)
 	int ret;
 
 	if (!tag->tensor) {
+		resp->from_error = true;
 		response_send_error(resp, &tag->status);
 		return;
 	}
+	/* Kept until the write is done: a reset gives it back to the table. */
+	tv_tensor_ref(tag->tensor);
+	resp->source = tag->tensor;
 	ret = response_prepare(resp, tag->tensor);
 	if (ret) {
 		response_fail(resp, ret == -ENOMEM ? TV_RESOURCE_EXHAUSTED :
@@ -373,10 +380,41 @@ void tv__response_encode(struct tv_response *resp, struct tv_msg *msg)
 void tv__response_msg_posted(struct tv_response *resp)
 {
 	if (resp->tx.type == TV_MSG_ERROR_STATUS) {
-		tv__response_free(resp);
+		/* Done at the ACK: if it is lost, the error is published again. */
+		assert(!resp->ch->await_ack);
+		resp->state = TV_RESP_ERROR_SENT;
+		resp->ch->await_ack = resp;
 		return;
 	}
 	resp->state = TV_RESP_WAIT_RE_REQ;
+}
+
+void tv__response_acked(struct tv_channel *ch)
+{
+	struct tv_response *resp = ch->await_ack;
+
+	if (!resp)
+		return;
+	assert(resp->state == TV_RESP_ERROR_SENT);
+	tv__response_free(resp);
+}
+
+/*
+ * A response that will not complete: what it took from the tag table goes
+ * back, so the request, sent again after the reconnect, finds it.
+ */
+static void response_republish(struct tv_response *resp)
+{
+	struct tv_engine *e = resp->ch->engine;
+
+	if (e->destroying || !tv__channel_retries(resp->ch))
+		return;
+	if (resp->source)
+		tv__tag_republish(e, resp->step_id, resp->name, resp->name_len,
+				  resp->source, NULL);
+	else if (resp->from_error)
+		tv__tag_republish(e, resp->step_id, resp->name, resp->name_len,
+				  NULL, &resp->status);
 }
 
 void tv__response_write_done(struct tv_response *resp,
@@ -384,6 +422,8 @@ void tv__response_write_done(struct tv_response *resp,
 {
 	/* Success or flush: the HCA is done with the source buffer. */
 	assert(resp->state == TV_RESP_WRITING);
+	if (status != TV_WC_SUCCESS)
+		response_republish(resp);
 	tv__response_free(resp);
 }
 
@@ -406,6 +446,7 @@ void tv__response_drop_all(struct tv_channel *ch, bool writing_too)
 			keep = resp;
 			continue;
 		}
+		response_republish(resp);
 		tv__response_free(resp);
 	}
 	while (keep) {

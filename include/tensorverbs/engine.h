@@ -51,6 +51,8 @@ struct tv_engine_event {
 typedef void (*tv_engine_observe_fn)(void *ctx,
 				     const struct tv_engine_event *ev);
 
+struct tv_channel;
+
 struct tv_engine_config {
 	uint32_t node_id;
 	/* Receives posted per channel; bounds requests in flight. */
@@ -67,6 +69,22 @@ struct tv_engine_config {
 	void *device_ctx;
 	tv_engine_observe_fn observe;
 	void *observe_ctx;
+	/*
+	 * Fault tolerance.  A control message not ACKed within
+	 * ack_timeout_ns fails its channel (a lost message or a lost ACK:
+	 * TensorFlow #11416).  A receive not completed within
+	 * recv_timeout_ns of its start fails with DEADLINE_EXCEEDED (0: no
+	 * deadline: a tensor may take long to be produced).  After a channel
+	 * fails, reconnect(ctx, ch) is called from progress to re-establish
+	 * it (tv_channel_reset() on both ends, exchange, connect); requests
+	 * caught by the failure are sent again, up to max_retries times.
+	 * Without reconnect they fail with the channel's status.
+	 */
+	uint64_t ack_timeout_ns;
+	uint64_t recv_timeout_ns;
+	uint32_t max_retries;
+	int (*reconnect)(void *ctx, struct tv_channel *ch);
+	void *reconnect_ctx;
 };
 
 void tv_engine_config_default(struct tv_engine_config *cfg);
@@ -84,8 +102,6 @@ int tv_engine_destroy(struct tv_engine *engine);
 
 /* ---- channels -------------------------------------------------------- */
 
-struct tv_channel;
-
 /* What one side sends the other out of band to connect. */
 struct tv_channel_info {
 	struct tv_vf_qp_endpoint ep;
@@ -99,6 +115,15 @@ int tv_channel_create(struct tv_engine *engine, uint32_t peer_id,
 int tv_channel_info(struct tv_channel *ch, struct tv_channel_info *info_p);
 int tv_channel_connect(struct tv_channel *ch,
 		       const struct tv_channel_info *remote);
+/*
+ * Start the channel afresh: a failed (or, failing it first, a working)
+ * channel gets a new QP with its receives posted; requests waiting on it
+ * stay queued.  Connect it again with tv_channel_info/tv_channel_connect.
+ */
+int tv_channel_reset(struct tv_channel *ch);
+bool tv_channel_failed(const struct tv_channel *ch);
+uint32_t tv_channel_peer(const struct tv_channel *ch);
+
 /* The channel to peer_id, or NULL. */
 struct tv_channel *tv_engine_channel(struct tv_engine *engine,
 				     uint32_t peer_id);
@@ -152,6 +177,11 @@ struct tv_engine_stats {
 	uint64_t staged_writes;    /* from a clone / serialized / host copy */
 	uint64_t proxy_copies;     /* receiver-side proxy -> device copies */
 	uint64_t checksum_failures;
+	uint64_t ack_timeouts;
+	uint64_t recv_timeouts;
+	uint64_t channel_failures;
+	uint64_t reconnects;
+	uint64_t retries;          /* requests sent again after a reset */
 	uint64_t pool_blocks;
 	uint64_t pool_bytes_registered;
 	uint64_t mr_registrations; /* every reg_mr the engine made */

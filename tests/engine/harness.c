@@ -2,6 +2,8 @@
  * A world of engines on the simulator for the engine's tests.
  */
 #include <check.h>
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 
@@ -39,14 +41,20 @@ static void h_observe(void *ctx, const struct tv_engine_event *ev)
 	switch (ev->kind) {
 	case TV_EV_MSG_SEND:
 		/* One control message in flight per channel direction. */
-		if (++w->msgs_in_flight[ev->node][ev->peer] > 1)
+		if (++w->msgs_in_flight[ev->node][ev->peer] > 1) {
 			w->violations++;
+			if (getenv("H_DEBUG"))
+				fprintf(stderr, "violation: 2 msgs in flight %u->%u\n", ev->node, ev->peer);
+		}
 		if (w->msgs_in_flight[ev->node][ev->peer] > w->max_in_flight)
 			w->max_in_flight = w->msgs_in_flight[ev->node][ev->peer];
 		break;
 	case TV_EV_ACK_RECV:
-		if (--w->msgs_in_flight[ev->node][ev->peer] < 0)
+		if (--w->msgs_in_flight[ev->node][ev->peer] < 0) {
 			w->violations++;
+			if (getenv("H_DEBUG"))
+				fprintf(stderr, "violation: ack without msg %u->%u\n", ev->node, ev->peer);
+		}
 		break;
 	case TV_EV_REQ_ADVERTISE:
 		a = adv_find(w, ev->node, ev->peer, ev->request_index);
@@ -88,8 +96,11 @@ static void h_sim_observe(void *arg, const struct tv_sim_event *ev)
 		if (!a || ev->length > a->length ||
 		    (ev->length && (ev->remote_addr < a->addr ||
 				    ev->remote_addr + ev->length >
-					    a->addr + a->length)))
+					    a->addr + a->length))) {
 			w->violations++;
+			if (getenv("H_DEBUG"))
+				fprintf(stderr, "violation: write imm %u to node %u t=%llu\n", ev->imm, ev->node, (unsigned long long)ev->time_ns);
+		}
 	}
 	if (w->sim_hook)
 		w->sim_hook(w, ev);
@@ -100,16 +111,43 @@ static void h_progress(void *arg, uint32_t node)
 	tv_engine_progress(arg);
 }
 
-static void h_connect(struct h_world *w, uint32_t a, uint32_t b)
+static void h_link(struct h_world *w, uint32_t a, uint32_t b)
 {
 	struct tv_channel_info ia, ib;
 
-	ck_assert_int_eq(tv_channel_create(w->eng[a], b, &w->ch[a][b]), 0);
-	ck_assert_int_eq(tv_channel_create(w->eng[b], a, &w->ch[b][a]), 0);
 	ck_assert_int_eq(tv_channel_info(w->ch[a][b], &ia), 0);
 	ck_assert_int_eq(tv_channel_info(w->ch[b][a], &ib), 0);
 	ck_assert_int_eq(tv_channel_connect(w->ch[a][b], &ib), 0);
 	ck_assert_int_eq(tv_channel_connect(w->ch[b][a], &ia), 0);
+}
+
+static void h_connect(struct h_world *w, uint32_t a, uint32_t b)
+{
+	ck_assert_int_eq(tv_channel_create(w->eng[a], b, &w->ch[a][b]), 0);
+	ck_assert_int_eq(tv_channel_create(w->eng[b], a, &w->ch[b][a]), 0);
+	h_link(w, a, b);
+}
+
+/* The out-of-band path: both ends start afresh and exchange again. */
+static int h_reconnect(void *ctx, struct tv_channel *ch)
+{
+	struct h_world *w = ctx;
+	uint32_t a, b;
+
+	for (a = 0; a < w->nodes; a++)
+		for (b = 0; b < w->nodes; b++)
+			if (w->ch[a][b] == ch)
+				goto found;
+	return -ENOENT;
+found:
+	if (tv_channel_reset(w->ch[a][b]) || tv_channel_reset(w->ch[b][a]))
+		return -EIO;
+	/* A new connection: what was in flight on the old one is gone. */
+	w->msgs_in_flight[a][b] = 0;
+	w->msgs_in_flight[b][a] = 0;
+	w->reconnects++;
+	h_link(w, a, b);
+	return 0;
 }
 
 struct h_world *h_world_new(const struct h_opts *o)
@@ -128,16 +166,28 @@ struct h_world *h_world_new(const struct h_opts *o)
 	ck_assert_int_eq(tv_sim_create(&sc, &w->sim), 0);
 	tv_sim_set_observer(w->sim, h_sim_observe, w);
 	w->nodes = o->nodes;
+	w->flt = o->flt;
 	for (i = 0; i < o->nodes; i++) {
+		w->dev[i] = tv_sim_device(w->sim, i);
+		if (w->flt)
+			ck_assert_int_eq(tv_flt_wrap(w->flt, w->dev[i],
+						     &w->dev[i]), 0);
 		tv_engine_config_default(&ec);
+		if (o->ack_timeout_ns)
+			ec.ack_timeout_ns = o->ack_timeout_ns;
+		ec.recv_timeout_ns = o->recv_timeout_ns;
+		if (o->reconnect) {
+			ec.reconnect = h_reconnect;
+			ec.reconnect_ctx = w;
+		}
 		ec.node_id = i;
 		ec.queue_depth = o->queue_depth;
 		ec.pool_block_bytes = o->pool_block_bytes;
 		ec.validate_checksum = o->validate;
 		ec.observe = h_observe;
 		ec.observe_ctx = w;
-		ck_assert_int_eq(tv_engine_create(tv_sim_device(w->sim, i), &ec,
-						  &w->eng[i]), 0);
+		ck_assert_int_eq(tv_engine_create(w->dev[i], &ec, &w->eng[i]),
+				 0);
 		tv_sim_set_progress(w->sim, i, h_progress, w->eng[i]);
 	}
 	for (i = 0; i < o->nodes; i++)
@@ -179,6 +229,12 @@ void h_world_free(struct h_world *w)
 	w->sim_hook = NULL; /* hooks may look at channels being freed */
 	for (i = 0; i < w->nodes; i++)
 		ck_assert_int_eq(tv_engine_destroy(w->eng[i]), 0);
+	if (w->flt) {
+		tv_flt_deactivate(w->flt);
+		for (i = 0; i < w->nodes; i++)
+			tv_flt_unwrap(w->dev[i]);
+		tv_flt_destroy(w->flt);
+	}
 	ck_assert_int_eq(tv_sim_destroy(w->sim), 0);
 	ck_assert_int_eq(w->violations, 0);
 	free(w);
@@ -203,7 +259,7 @@ struct tv_tensor *h_tensor(struct h_world *w, uint32_t node,
 	return t;
 }
 
-static void h_done(void *arg, const struct tv_status *st, struct tv_tensor *t)
+void h_recv_done(void *arg, const struct tv_status *st, struct tv_tensor *t)
 {
 	struct h_recv *r = arg;
 
@@ -217,7 +273,7 @@ void h_recv(struct h_world *w, uint32_t node, uint32_t from, uint64_t step,
 {
 	memset(r, 0, sizeof(*r));
 	ck_assert_int_eq(tv_engine_recv_async(w->eng[node], w->ch[node][from],
-					      step, name, place, h_done, r),
+					      step, name, place, h_recv_done, r),
 			 0);
 }
 

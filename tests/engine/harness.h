@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <tensorverbs/engine.h>
+#include <tensorverbs/faults.h>
 #include <tensorverbs/sim.h>
 
 #define H_MAX_NODES 8
@@ -33,6 +34,9 @@ struct h_world {
 	struct tv_sim *sim;
 	uint32_t nodes;
 	struct tv_engine *eng[H_MAX_NODES];
+	struct tv_vf_device *dev[H_MAX_NODES]; /* wrapped when faults are on */
+	struct tv_flt *flt;
+	uint32_t reconnects;
 	struct tv_channel *ch[H_MAX_NODES][H_MAX_NODES];
 	/* Invariant tracking. */
 	int msgs_in_flight[H_MAX_NODES][H_MAX_NODES];
@@ -56,6 +60,10 @@ struct h_opts {
 	size_t pool_block_bytes;
 	uint64_t latency_ns;
 	uint64_t bytes_per_sec;
+	struct tv_flt *flt;        /* wrap every device (the world owns it) */
+	bool reconnect;            /* reset and reconnect failed channels */
+	uint64_t ack_timeout_ns;   /* 0: the engine's default */
+	uint64_t recv_timeout_ns;
 };
 
 void h_opts_default(struct h_opts *o);
@@ -77,5 +85,7 @@ void h_recv(struct h_world *w, uint32_t node, uint32_t from, uint64_t step,
 /* Every byte of a received DMA-able tensor equals fill + i (mod 256). */
 bool h_check_fill(struct tv_tensor *t, uint8_t fill);
 void h_recv_release(struct h_recv *r);
+/* The done callback h_recv() uses: records into a struct h_recv. */
+void h_recv_done(void *arg, const struct tv_status *st, struct tv_tensor *t);
 
 #endif
