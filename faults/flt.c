@@ -69,7 +69,6 @@ struct tv_flt {
 
 /* libfiu is process-global: so is the injector its callback consults. */
 static struct tv_flt *active_flt;
-static int64_t firing_arg;
 
 const struct tv_flt_point_info *tv_flt_points(size_t *count_p)
 {
@@ -169,7 +168,7 @@ static bool rule_fires(struct tv_flt *flt, struct flt_slot *slot)
 	       r->probability;
 }
 
-bool tv__flt_decide(const char *point)
+bool tv__flt_decide(const char *point, int64_t *arg_p)
 {
 	struct tv_flt *flt = active_flt;
 	struct flt_slot *slot;
@@ -187,21 +186,22 @@ bool tv__flt_decide(const char *point)
 	if (!rule_fires(flt, slot))
 		return false;
 	slot->stats.fires++;
-	firing_arg = slot->rule.arg;
+	*arg_p = slot->rule.arg;
 	if (flt->observe)
 		flt->observe(flt->observe_ctx, point, slot->stats.hits);
 	return true;
 }
 
-int64_t tv_flt_arg(const char *point, int64_t dflt)
-{
-	return firing_arg ? firing_arg : dflt;
-}
-
+/* The rule's arg reaches the point as fiu_failinfo(): libfiu's own path. */
 static int fiu_external(const char *name, int *failnum, void **failinfo,
 			unsigned int *flags)
 {
-	return tv__flt_decide(name) ? 1 : 0;
+	int64_t arg = 0;
+
+	if (!tv__flt_decide(name, &arg))
+		return 0;
+	*failinfo = (void *)(intptr_t)arg;
+	return 1;
 }
 
 int tv_flt_activate(struct tv_flt *flt)

@@ -5,8 +5,9 @@
 #define TV_FAULTS_PRIV_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* The seeded decision for one hit of an armed point (fiu's callback). */
-bool tv__flt_decide(const char *point);
+bool tv__flt_decide(const char *point, int64_t *arg_p);
 
 #endif

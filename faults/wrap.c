@@ -108,8 +108,7 @@ static int w_reg_mr(struct tv_vf_pd *pd, void *addr, size_t length,
 	struct flt_mr *mr;
 	int fail = 0, ret;
 
-	fiu_do_on("vf/reg_mr/fail",
-		  fail = -(int)tv_flt_arg("vf/reg_mr/fail", ENOMEM));
+	fiu_do_on("vf/reg_mr/fail", fail = -(int)TV_FLT_ARG(ENOMEM));
 	if (fail)
 		return fail;
 	mr = calloc(1, sizeof(*mr));

@@ -6,6 +6,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include <fiu-local.h>
+
+#include <tensorverbs/faults.h>
+
 #include "sim_priv.h"
 
 struct sim_seg {
@@ -87,6 +91,8 @@ static int xfer_transmit_one(struct tv_sim *sim, struct sim_qp *qp,
 	int ret;
 
 	arrive = link_send(sim, qp->node->id, peer, len, &swr->depart_ns);
+	/* A fault: this request (and, RC being in order, its successors) late. */
+	fiu_do_on("sim/deliver/delay", arrive += (uint64_t)TV_FLT_ARG(1000000));
 	/* RC delivers in order: never before the previous request. */
 	if (arrive < qp->last_arrival_ns)
 		arrive = qp->last_arrival_ns;

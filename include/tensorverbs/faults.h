@@ -83,8 +83,14 @@ struct tv_flt_point_stats {
 int tv_flt_stats(const struct tv_flt *flt, const char *point,
 		 struct tv_flt_point_stats *stats_p);
 uint64_t tv_flt_total_fires(const struct tv_flt *flt);
-/* The rule's arg for the point that is firing now (inside a point). */
-int64_t tv_flt_arg(const char *point, int64_t dflt);
+
+/*
+ * Inside a firing point, the rule's arg (0 when unset) is libfiu's
+ * fiu_failinfo(); this reads it with a default.
+ */
+#define TV_FLT_ARG(dflt)                                               \
+	((intptr_t)fiu_failinfo() ? (int64_t)(intptr_t)fiu_failinfo() \
+				  : (int64_t)(dflt))
 
 /*
  * Wrap a device: every object made through the wrapper forwards to the

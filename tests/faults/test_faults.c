@@ -273,6 +273,33 @@ START_TEST(duplicated_write_is_detected_and_recovered)
 }
 END_TEST
 
+START_TEST(delayed_delivery_only_slows_down)
+{
+	struct h_world *w = fworld("sim/deliver/delay:p=0.5,arg=200000", true,
+				   0);
+	struct h_recv r[8];
+
+	ck_assert_int_eq(transfers(w, 1, 8, r), 8);
+	ck_assert_uint_ge(fires(w, "sim/deliver/delay"), 4);
+	ck_assert_uint_eq(w->reconnects, 0);
+	h_world_free(w);
+}
+END_TEST
+
+START_TEST(delay_past_the_ack_timeout_resets_and_recovers)
+{
+	/* 3 ms late, the ACK timeout is 1 ms: indistinguishable from loss. */
+	struct h_world *w = fworld("sim/deliver/delay:nth=2,count=1,arg=3000000",
+				   true, 0);
+	struct h_recv r[4];
+
+	ck_assert_int_eq(transfers(w, 1, 4, r), 4);
+	ck_assert_uint_eq(fires(w, "sim/deliver/delay"), 1);
+	ck_assert_uint_ge(w->reconnects, 1);
+	h_world_free(w);
+}
+END_TEST
+
 START_TEST(lost_write_times_out_with_its_cause)
 {
 	struct h_world *w = fworld("vf/write/drop:count=1", true, 50000000);
@@ -429,6 +456,8 @@ int main(void)
 	tcase_add_test(tc, lost_error_status_is_recovered);
 	tcase_add_test(tc, qp_error_mid_transfer_is_recovered);
 	tcase_add_test(tc, duplicated_write_is_detected_and_recovered);
+	tcase_add_test(tc, delayed_delivery_only_slows_down);
+	tcase_add_test(tc, delay_past_the_ack_timeout_resets_and_recovers);
 	tcase_add_test(tc, lost_write_times_out_with_its_cause);
 	tcase_add_test(tc, timeout_message_names_the_state);
 	tcase_add_test(tc, registration_failure_reaches_receiver);
