@@ -76,7 +76,10 @@ void tv_ibv_config_default(struct tv_ibv_config *cfg)
 	cfg->retry_cnt = 7;
 }
 
-/* Strict decimal: digits only, no sign, no blanks, no trailing junk. */
+/*
+ * Strict decimal: digits only, no sign, no blanks, no trailing junk.
+ * -ERANGE for a well-formed number too large for an unsigned long.
+ */
 static int parse_decimal(const char *s, unsigned long *v_p)
 {
 	unsigned long v;
@@ -86,8 +89,10 @@ static int parse_decimal(const char *s, unsigned long *v_p)
 		return -EINVAL;
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (errno || *end != '\0')
+	if (*end != '\0')
 		return -EINVAL;
+	if (errno)
+		return -ERANGE;
 	*v_p = v;
 	return 0;
 }
@@ -109,7 +114,8 @@ static int parse_one(enum tv_ibv_var var, const char *name, const char *s,
 {
 	const struct var_desc *d = &vars[var];
 	enum tv_vf_mtu mtu;
-	unsigned long v;
+	unsigned long v = 0;
+	int ret;
 
 	if (var == TV_IBV_VAR_MTU) {
 		if (parse_decimal(s, &v) || mtu_from_bytes(v, &mtu)) {
@@ -122,13 +128,14 @@ static int parse_one(enum tv_ibv_var var, const char *name, const char *s,
 		*v_p = v;
 		return 0;
 	}
-	if (parse_decimal(s, &v)) {
+	ret = parse_decimal(s, &v);
+	if (ret == -EINVAL) {
 		set_msg(msg, cap,
 			"%s=%s: not a decimal number, valid values are %lu..%lu",
 			name, s, d->min, d->max);
 		return -EINVAL;
 	}
-	if (v < d->min || v > d->max) {
+	if (ret == -ERANGE || v < d->min || v > d->max) {
 		set_msg(msg, cap, "%s=%s: out of range, valid values are %lu..%lu",
 			name, s, d->min, d->max);
 		return -EINVAL;
