@@ -21,9 +21,14 @@ static const char usage_text[] =
 	"usage: tensorverbs <command> [options]\n"
 	"\n"
 	"commands:\n"
-	"  run [SCENARIO.json] [--seed N] [--quiet] [--print-hash] [--trace]\n"
+	"  run [SCENARIO.json] [--seed N] [--quiet] [--print-hash]\n"
+	"      [--trace FILE] [--verbose]\n"
 	"        run a scenario on the simulator and check every invariant;\n"
 	"        without a file, run the built-in demo\n"
+	"  replay TRACE.jsonl\n"
+	"        run a trace's scenario again and compare every event\n"
+	"  show TRACE.jsonl [--svg OUT.svg] [--chrome OUT.json]\n"
+	"        draw a trace: sequence diagram, Chrome/Perfetto trace\n"
 	"  bench sim [--seconds S] [--seed N]\n"
 	"        simulator throughput benchmark (events/s, transfers/s)\n"
 	"  devices\n"
@@ -33,12 +38,12 @@ static const char usage_text[] =
 	"  help, --help\n"
 	"        this text; `tensorverbs run --help` for one command\n"
 	"\n"
-	"not implemented yet: replay, swarm, shrink, faults, serve, fetch\n"
+	"not implemented yet: swarm, shrink, faults, serve, fetch\n"
 	"\n"
 	"exit status: 0 success, 1 a check failed, 2 bad usage or scenario\n";
 
 static const char *const future_cmds[] = {
-	"replay", "swarm", "shrink", "faults", "serve", "fetch", NULL
+	"swarm", "shrink", "faults", "serve", "fetch", NULL
 };
 
 static void usage(FILE *out)
@@ -121,6 +126,10 @@ int main(int argc, char **argv)
 		return cli_run(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "bench"))
 		return cli_bench(argc - 1, argv + 1, argv[0]);
+	if (!strcmp(cmd, "replay"))
+		return cli_replay(argc - 1, argv + 1, argv[0]);
+	if (!strcmp(cmd, "show"))
+		return cli_show(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "devices"))
 		return cli_devices(argc - 1, argv + 1, argv[0]);
 	for (const char *const *f = future_cmds; *f; f++) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "trace.h"
 
 static const char run_usage[] =
 	"usage: tensorverbs run [SCENARIO.json] [options]\n"
@@ -20,7 +21,9 @@ static const char run_usage[] =
 	"  --seed N       seed of the run (default: the scenario's \"seed\")\n"
 	"  --quiet, -q    print nothing but failures (and --print-hash)\n"
 	"  --print-hash   print the simulator's event hash: event-hash: 0x...\n"
-	"  --trace        print every engine and simulator event\n"
+	"  --trace FILE   write every event to FILE as JSON Lines, for\n"
+	"                 `tensorverbs replay` and `tensorverbs show`\n"
+	"  --verbose, -v  print every engine and simulator event\n"
 	"  --help, -h     this text\n"
 	"\n"
 	"exit status: 0 all checks held, 1 a check failed, 2 bad usage or\n"
@@ -32,7 +35,8 @@ struct run_args {
 	uint64_t seed;
 	bool quiet;
 	bool print_hash;
-	bool trace;
+	bool verbose;
+	const char *trace_file;
 };
 
 static int parse_run_args(int argc, char **argv, struct run_args *a)
@@ -41,14 +45,15 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 		{ "seed", required_argument, NULL, 's' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "print-hash", no_argument, NULL, 'H' },
-		{ "trace", no_argument, NULL, 'T' },
+		{ "trace", required_argument, NULL, 'T' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (cli_parse_u64(optarg, &a->seed)) {
@@ -60,7 +65,8 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 			break;
 		case 'q': a->quiet = true; break;
 		case 'H': a->print_hash = true; break;
-		case 'T': a->trace = true; break;
+		case 'T': a->trace_file = optarg; break;
+		case 'v': a->verbose = true; break;
 		case 'h': fputs(run_usage, stdout); return 1;
 		default: fputs(run_usage, stderr); return -EINVAL;
 		}
@@ -121,20 +127,109 @@ static void print_repro(const char *argv0, const struct run_args *a,
 	fprintf(stderr, " --seed %" PRIu64 "\n", seed);
 }
 
-static int load(const struct run_args *a, struct scenario **sc_p)
+/* The scenario, and its JSON as parsed: a trace embeds the latter. */
+static int load(const struct run_args *a, struct scenario **sc_p,
+		json_t **root_p)
 {
+	const char *origin = a->file ? a->file : "built-in demo";
+	size_t flags = JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL;
 	char err[SC_ERR_MAX];
-	int rc;
+	json_error_t jerr;
+	json_t *root;
+	int rc = -EINVAL;
 
 	if (a->file)
-		rc = scenario_load_file(a->file, sc_p, err);
+		root = json_load_file(a->file, flags, &jerr);
 	else
-		rc = scenario_load_string(cli_demo_scenario, "built-in demo",
-					  sc_p, err);
-	if (rc)
+		root = json_loads(cli_demo_scenario, flags, &jerr);
+	if (!root)
+		snprintf(err, sizeof(err), "%s:%d:%d: invalid JSON: %s", origin,
+			 jerr.line, jerr.column, jerr.text);
+	else
+		rc = scenario_from_json(root, origin, sc_p, err);
+	if (rc) {
 		fprintf(stderr, "tensorverbs run: invalid scenario %s: %s\n",
 			a->file ? a->file : "(demo)", err);
+		json_decref(root);
+		return rc;
+	}
+	*root_p = root;
+	return 0;
+}
+
+/* ---- --trace FILE ------------------------------------------------------ */
+
+struct run_trace {
+	FILE *f;
+	struct trace_rec rec;
+};
+
+static int emit_line(void *ctx, json_t *ev)
+{
+	return trace_write_line(ctx, ev);
+}
+
+static int trace_open(const struct run_args *a, uint64_t seed, json_t *root,
+		      struct run_trace *rt)
+{
+	json_t *hdr;
+	int rc;
+
+	rt->f = fopen(a->trace_file, "w");
+	if (!rt->f) {
+		rc = -errno;
+		goto report;
+	}
+	rc = trace_header_new(seed, root, a->file, &hdr);
+	if (rc)
+		goto close_file;
+	rc = trace_write_line(rt->f, hdr);
+	json_decref(hdr);
+	if (rc)
+		goto close_file;
+	trace_rec_init(&rt->rec, emit_line, rt->f);
+	return 0;
+close_file:
+	fclose(rt->f);
+	rt->f = NULL;
+report:
+	fprintf(stderr, "tensorverbs run: cannot write trace %s: %s\n",
+		a->trace_file, strerror(-rc));
 	return rc;
+}
+
+static int trace_close(struct run_trace *rt, const char *path,
+		       const struct run_result *res,
+		       const struct failures *fails)
+{
+	json_t *sum;
+	int rc = rt->rec.err;
+
+	if (!rc)
+		rc = trace_summary_new(&rt->rec, res, fails, &sum);
+	if (!rc) {
+		rc = trace_write_line(rt->f, sum);
+		json_decref(sum);
+	}
+	if (fclose(rt->f) && !rc)
+		rc = -EIO;
+	rt->f = NULL;
+	trace_rec_fini(&rt->rec);
+	if (rc)
+		fprintf(stderr, "tensorverbs run: cannot write trace %s: %s\n",
+			path, strerror(-rc));
+	return rc;
+}
+
+static void report(const struct run_args *a, const struct scenario *sc,
+		   const struct run_result *res, int rc)
+{
+	if (rc)
+		fprintf(stderr, "tensorverbs run: %s\n", strerror(-rc));
+	else if (!a->quiet)
+		print_summary(sc, res);
+	if (a->print_hash && !rc)
+		printf("event-hash: 0x%016" PRIx64 "\n", res->event_hash);
 }
 
 int cli_run(int argc, char **argv, const char *argv0)
@@ -143,30 +238,37 @@ int cli_run(int argc, char **argv, const char *argv0)
 	struct failures fails = { 0 };
 	struct run_result res = { 0 };
 	struct run_opts opts = { 0 };
+	struct run_trace rt = { 0 };
 	struct scenario *sc;
-	int rc = parse_run_args(argc, argv, &a);
+	json_t *root;
+	int rc = parse_run_args(argc, argv, &a), exit_code;
 
 	if (rc)
 		return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-	if (load(&a, &sc))
+	if (load(&a, &sc, &root))
 		return CLI_EXIT_USAGE;
 	opts.seed = a.has_seed ? a.seed : sc->seed;
-	opts.trace = a.trace;
-	rc = runner_run(sc, &opts, &fails, &res);
-	if (rc) {
-		fprintf(stderr, "tensorverbs run: %s\n", strerror(-rc));
-		res.failures = 1;
-	} else if (!a.quiet) {
-		print_summary(sc, &res);
+	opts.verbose = a.verbose;
+	if (a.trace_file && trace_open(&a, opts.seed, root, &rt)) {
+		exit_code = CLI_EXIT_USAGE;
+		goto free_scenario;
 	}
-	if (a.print_hash && !rc)
-		printf("event-hash: 0x%016" PRIx64 "\n", res.event_hash);
+	opts.rec = rt.f ? &rt.rec : NULL;
+	rc = runner_run(sc, &opts, &fails, &res);
+	if (rc)
+		res.failures = 1;
+	report(&a, sc, &res, rc);
 	failures_print(&fails, stderr);
 	if (!a.quiet || res.failures)
 		printf("result      %s\n", res.failures ? "FAIL" : "PASS");
 	if (res.failures)
 		print_repro(argv0, &a, opts.seed);
+	exit_code = res.failures ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	if (rt.f && trace_close(&rt, a.trace_file, &res, &fails))
+		exit_code = CLI_EXIT_USAGE;
 	failures_free(&fails);
+free_scenario:
 	scenario_free(sc);
-	return res.failures ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	json_decref(root);
+	return exit_code;
 }

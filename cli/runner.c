@@ -12,6 +12,7 @@
 
 #include "fill.h"
 #include "runner.h"
+#include "trace.h"
 
 struct runner;
 
@@ -80,6 +81,28 @@ static void progress_cb(void *arg, uint32_t node)
 			     node, strerror(-rc), tv_sim_now_ns(ns->r->sim));
 }
 
+/*
+ * Both observers feed the checker first, then the recorder: one stream in
+ * execution order, engine events interleaved where they happen.
+ */
+static void sim_observe(void *arg, const struct tv_sim_event *ev)
+{
+	struct runner *r = arg;
+
+	checker_sim_event(&r->chk, ev);
+	if (r->opts->rec)
+		trace_rec_sim_event(r->opts->rec, ev);
+}
+
+static void engine_observe(void *ctx, const struct tv_engine_event *ev)
+{
+	struct runner *r = ctx;
+
+	checker_engine_event(&r->chk, ev);
+	if (r->opts->rec)
+		trace_rec_engine_event(r->opts->rec, ev);
+}
+
 static int create_sim(struct runner *r)
 {
 	const struct scenario *sc = r->sc;
@@ -125,8 +148,8 @@ static int create_engines(struct runner *r)
 		if (sc->pool_block_bytes)
 			cfg.pool_block_bytes = (size_t)sc->pool_block_bytes;
 		cfg.validate_checksum = sc->validate_checksum;
-		cfg.observe = checker_engine_event;
-		cfg.observe_ctx = &r->chk;
+		cfg.observe = engine_observe;
+		cfg.observe_ctx = r;
 		ns->r = r;
 		ns->id = n;
 		rc = tv_engine_create(tv_sim_device(r->sim, n), &cfg,
@@ -673,7 +696,10 @@ static void teardown(struct runner *r)
 				     n, strerror(-rc));
 	}
 	if (r->sim) {
+		/* Teardown events are recorded too; then the clock goes away. */
 		rc = tv_sim_destroy(r->sim);
+		if (r->opts->rec)
+			r->opts->rec->sim = NULL;
 		if (rc > 0)
 			failures_add(r->fails,
 				     "tv_sim_destroy: %d verbs objects leaked", rc);
@@ -710,9 +736,11 @@ static int setup(struct runner *r)
 	if (rc)
 		return rc;
 	r->chk_ready = true;
-	r->chk.trace = r->opts->trace;
+	r->chk.trace = r->opts->verbose;
 	r->chk.allow_errors = sc->allow_error_completions;
-	tv_sim_set_observer(r->sim, checker_sim_event, &r->chk);
+	if (r->opts->rec)
+		r->opts->rec->sim = r->sim;
+	tv_sim_set_observer(r->sim, sim_observe, r);
 	rc = create_engines(r);
 	if (!rc)
 		rc = connect_all(r);

@@ -14,9 +14,12 @@
 #include "check.h"
 #include "scenario.h"
 
+struct trace_rec;
+
 struct run_opts {
 	uint64_t seed;
-	bool trace;                /* print every engine and sim event */
+	bool verbose;              /* print every engine and sim event */
+	struct trace_rec *rec;     /* record every event (trace.h), or NULL */
 };
 
 struct run_result {

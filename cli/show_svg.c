@@ -1,0 +1,542 @@
+/*
+ * `show --svg`: a sequence diagram of a trace, drawn like the protocol
+ * figure of the verbs README: one vertical lane per node, time flowing
+ * down, an arrow per RDMA write from its post to its delivery.
+ *
+ * Time is compressed: each drawn event gets its own row, in execution
+ * order, whatever the virtual time between them; the time is written in
+ * the left margin whenever it changes, and a long idle stretch gets a
+ * dashed break.  Arrows come from the simulator (what really moved, even
+ * under faults); their labels come from the engine event that follows the
+ * post on the same node (which message, which request).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "show.h"
+
+#define LANE_W 250
+#define LEFT 100
+#define TOP 96
+#define ROW_H 16
+#define GAP_H 22
+#define GAP_NS 100000ull       /* idle longer than this gets a break */
+#define TEXT_MAX 192
+
+/* Colours are compared by address (marker_of), so each is one array. */
+static const char col_request[] = "#1f5fbf", col_meta[] = "#d9822b",
+		  col_rereq[] = "#7a3db8", col_error[] = "#d62728",
+		  col_write[] = "#2a9d3a", col_ack[] = "#a0a0a0",
+		  col_note[] = "#555555", col_other[] = "#333333";
+#define C_REQUEST col_request
+#define C_META col_meta
+#define C_REREQ col_rereq
+#define C_ERROR col_error
+#define C_WRITE col_write
+#define C_ACK col_ack
+#define C_NOTE col_note
+#define C_OTHER col_other
+
+enum row_kind {
+	ROW_POST,
+	ROW_DELIVER,
+	ROW_NOTE,
+	ROW_GAP,
+};
+
+struct row {
+	enum row_kind kind;
+	uint64_t t;
+	uint32_t lane;
+	size_t arrow;              /* POST, DELIVER */
+	/* NOTE: consecutive equal notes on one lane at one time are merged */
+	char cat;                  /* 'q' QP state, 'e' error CQE, else 0 */
+	uint32_t qpn;
+	uint32_t count;
+	const char *color;
+	char text[TEXT_MAX];
+};
+
+struct arrow {
+	uint32_t from, to;
+	size_t row_post;
+	size_t row_deliver;        /* SIZE_MAX: never delivered */
+	uint64_t wr_id;
+	uint32_t imm;
+	bool has_imm;
+	uint64_t len;
+	bool labelled;
+	bool ack;
+	const char *color;
+	double width;
+	char label[TEXT_MAX];
+};
+
+struct svg {
+	const struct show_trace *tr;
+	const struct show_range *rg;
+	struct row *rows;
+	size_t nrows, rows_cap;
+	struct arrow *arrows;
+	size_t narrows, arrows_cap;
+	size_t *last_post;         /* per node: its latest unlabelled arrow */
+	bool truncated;            /* max_rows reached */
+	bool cut;                  /* truncated, or --to before the end */
+	FILE *out;
+};
+
+static int grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t ncap = *cap ? *cap * 2 : 256;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*arr, ncap * size);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+/* A new row at time t; an idle gap before it gets a break row first. */
+static struct row *add_row(struct svg *s, enum row_kind kind, uint64_t t,
+			   uint32_t lane)
+{
+	struct row *r;
+
+	if (s->nrows >= s->rg->max_rows) {
+		s->truncated = true;
+		return NULL;
+	}
+	if (grow((void **)&s->rows, &s->rows_cap, s->nrows + 1,
+		 sizeof(*s->rows)))
+		return NULL;
+	if (kind != ROW_GAP && s->nrows && t - s->rows[s->nrows - 1].t >= GAP_NS &&
+	    t > s->rows[s->nrows - 1].t) {
+		if (!add_row(s, ROW_GAP, t, 0))
+			return NULL;
+		if (grow((void **)&s->rows, &s->rows_cap, s->nrows + 1,
+			 sizeof(*s->rows)))
+			return NULL;
+	}
+	r = &s->rows[s->nrows++];
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	r->t = t;
+	r->lane = lane;
+	r->count = 1;
+	return r;
+}
+
+static void fmt_time(uint64_t ns, char *buf, size_t cap)
+{
+	cli_fmt_ns((double)ns, buf, cap);
+}
+
+/* ---- building rows from events ----------------------------------------- */
+
+static void on_post(struct svg *s, const struct show_event *e)
+{
+	struct arrow *a;
+	struct row *r;
+
+	if (e->peer == SHOW_NONE || e->peer >= s->tr->nodes ||
+	    grow((void **)&s->arrows, &s->arrows_cap, s->narrows + 1,
+		 sizeof(*s->arrows)))
+		return;
+	r = add_row(s, ROW_POST, e->t, e->node);
+	if (!r)
+		return;
+	a = &s->arrows[s->narrows];
+	memset(a, 0, sizeof(*a));
+	a->from = e->node;
+	a->to = e->peer;
+	a->row_post = s->nrows - 1;
+	a->row_deliver = SIZE_MAX;
+	a->wr_id = e->wr_id;
+	a->imm = e->imm;
+	a->has_imm = e->has_imm;
+	a->len = e->len;
+	a->color = C_OTHER;
+	a->width = 1.2;
+	snprintf(a->label, sizeof(a->label), "%s %" PRIu64 " B", e->op, e->len);
+	r->arrow = s->narrows++;
+	s->last_post[e->node] = r->arrow;
+}
+
+/* The oldest undelivered arrow peer -> node that this delivery matches. */
+static void on_deliver(struct svg *s, const struct show_event *e)
+{
+	struct row *r;
+
+	for (size_t k = 0; k < s->narrows; k++) {
+		struct arrow *a = &s->arrows[k];
+
+		if (a->row_deliver != SIZE_MAX || a->from != e->peer ||
+		    a->to != e->node || a->wr_id != e->wr_id ||
+		    a->has_imm != e->has_imm || a->imm != e->imm ||
+		    a->len != e->len)
+			continue;
+		r = add_row(s, ROW_DELIVER, e->t, e->node);
+		if (!r)
+			return;
+		r->arrow = k;
+		a->row_deliver = s->nrows - 1;
+		if (show_is_error_status(e->status))
+			a->color = C_ERROR;
+		return;
+	}
+}
+
+static void label_arrow(struct svg *s, const struct show_event *e)
+{
+	size_t k = s->last_post[e->node];
+	struct arrow *a;
+
+	if (k == SIZE_MAX)
+		return;
+	a = &s->arrows[k];
+	s->last_post[e->node] = SIZE_MAX;
+	a->labelled = true;
+	if (!strcmp(e->kind, "ACK_SEND")) {
+		a->color = C_ACK;
+		a->ack = true;
+		a->width = 0.8;
+		snprintf(a->label, sizeof(a->label), "ack");
+		return;
+	}
+	if (!strcmp(e->kind, "TENSOR_WRITE")) {
+		char b[32];
+
+		cli_fmt_bytes((double)e->len, b, sizeof(b));
+		a->color = C_WRITE;
+		a->width = 2.6;
+		snprintf(a->label, sizeof(a->label), "#%u %s: %s", e->idx,
+			 e->name, b);
+		return;
+	}
+	a->color = !strcmp(e->msg, "TENSOR_REQUEST") ? C_REQUEST :
+		   !strcmp(e->msg, "META_DATA_UPDATE") ? C_META :
+		   !strcmp(e->msg, "TENSOR_RE_REQUEST") ? C_REREQ : C_ERROR;
+	a->width = 1.6;
+	snprintf(a->label, sizeof(a->label), "%s #%u %s", e->msg, e->idx,
+		 e->name);
+}
+
+/* A note; merged into the previous row when it says the same thing. */
+static void add_note(struct svg *s, const struct show_event *e, char cat,
+		     const char *color, const char *text)
+{
+	struct row *prev = s->nrows ? &s->rows[s->nrows - 1] : NULL;
+	struct row *r;
+
+	if (prev && prev->kind == ROW_NOTE && cat && prev->cat == cat &&
+	    prev->lane == e->node && prev->t == e->t) {
+		if (cat == 'e' && !strcmp(prev->text, text)) {
+			prev->count++;
+			return;
+		}
+		if (cat == 'q') {
+			if (prev->qpn == e->qpn)
+				snprintf(prev->text, sizeof(prev->text),
+					 "QP %u: ... %s", e->qpn, e->state);
+			else
+				snprintf(prev->text, sizeof(prev->text),
+					 "%u QPs -> %s", ++prev->count, e->state);
+			prev->qpn = e->qpn;
+			if (!strcmp(e->state, "ERR"))
+				prev->color = C_ERROR;
+			return;
+		}
+	}
+	r = add_row(s, ROW_NOTE, e->t, e->node);
+	if (!r)
+		return;
+	r->cat = cat;
+	r->qpn = e->qpn;
+	r->color = color;
+	snprintf(r->text, sizeof(r->text), "%s", text);
+}
+
+static void on_sim(struct svg *s, const struct show_event *e)
+{
+	char text[TEXT_MAX];
+
+	if (!strcmp(e->kind, "POST_SEND")) {
+		on_post(s, e);
+	} else if (!strcmp(e->kind, "DELIVER")) {
+		on_deliver(s, e);
+	} else if (!strcmp(e->kind, "QP_STATE")) {
+		snprintf(text, sizeof(text), "QP %u -> %s", e->qpn, e->state);
+		add_note(s, e, 'q', strcmp(e->state, "ERR") ? C_NOTE : C_ERROR,
+			 text);
+	} else if (!strcmp(e->kind, "CQE") && show_is_error_status(e->status)) {
+		snprintf(text, sizeof(text), "CQE %s (%s)", e->status, e->op);
+		add_note(s, e, 'e', C_ERROR, text);
+	} else if (!strcmp(e->kind, "RNR")) {
+		snprintf(text, sizeof(text), "RNR from node %u", e->peer);
+		add_note(s, e, 'e', C_ERROR, text);
+	} else if (!strcmp(e->kind, "CQ_OVERFLOW")) {
+		add_note(s, e, 0, C_ERROR, "CQ overflow");
+	}
+}
+
+static void on_engine(struct svg *s, const struct show_event *e)
+{
+	char text[TEXT_MAX];
+	bool ok = !show_is_error_status(e->status);
+
+	if (!strcmp(e->kind, "MSG_SEND") || !strcmp(e->kind, "ACK_SEND") ||
+	    !strcmp(e->kind, "TENSOR_WRITE")) {
+		label_arrow(s, e);
+	} else if (!strcmp(e->kind, "RECV_DONE")) {
+		snprintf(text, sizeof(text), "%s #%u %s%s%s", ok ? "done" : "FAILED",
+			 e->idx, e->name, ok ? "" : ": ", ok ? "" : e->status);
+		add_note(s, e, 0, ok ? C_WRITE : C_ERROR, text);
+	} else if (!strcmp(e->kind, "CHANNEL_ERROR")) {
+		snprintf(text, sizeof(text), "channel to %u failed: %s %s",
+			 e->peer, e->status, e->name);
+		add_note(s, e, 0, C_ERROR, text);
+	}
+}
+
+static int build_rows(struct svg *s)
+{
+	for (size_t k = 0; k < s->tr->nev && !s->truncated; k++) {
+		const struct show_event *e = &s->tr->ev[k];
+		char text[TEXT_MAX];
+
+		if (e->i < s->rg->first || e->i > s->rg->last ||
+		    e->node >= s->tr->nodes)
+			continue;
+		if (e->src == SHOW_SIM) {
+			on_sim(s, e);
+		} else if (e->src == SHOW_ENGINE) {
+			on_engine(s, e);
+		} else {
+			/* Sources added later (fault injection) show as marks. */
+			snprintf(text, sizeof(text), "%s %s", e->kind, e->name);
+			add_note(s, e, 0, C_ERROR, text);
+		}
+	}
+	return 0;
+}
+
+/* ---- drawing ------------------------------------------------------------ */
+
+static void put_text(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default:
+			/* Control bytes are not allowed in XML 1.0. */
+			fputc((unsigned char)*s < 0x20 ? '?' : *s, out);
+		}
+	}
+}
+
+static double lane_x(uint32_t lane)
+{
+	return LEFT + LANE_W / 2.0 + (double)lane * LANE_W;
+}
+
+/* y of every row: rows are ROW_H apart, breaks GAP_H. */
+static double *row_ys(const struct svg *s, double *bottom_p)
+{
+	double *y = malloc((s->nrows + 1) * sizeof(*y));
+	double cur = TOP + ROW_H;
+
+	if (!y)
+		return NULL;
+	for (size_t k = 0; k < s->nrows; k++) {
+		y[k] = cur;
+		cur += s->rows[k].kind == ROW_GAP ? GAP_H : ROW_H;
+	}
+	*bottom_p = cur + ROW_H;
+	return y;
+}
+
+static void draw_head(const struct svg *s, double width, double height)
+{
+	static const struct { const char *color, *what; } legend[] = {
+		{ C_REQUEST, "TENSOR_REQUEST" }, { C_META, "META_DATA_UPDATE" },
+		{ C_REREQ, "TENSOR_RE_REQUEST" }, { C_ERROR, "ERROR_STATUS / error" },
+		{ C_WRITE, "tensor write" }, { C_ACK, "ACK" },
+	};
+	FILE *out = s->out;
+
+	fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"11\">\n",
+		width, height);
+	fprintf(out, "<defs>\n");
+	for (size_t k = 0; k < sizeof(legend) / sizeof(legend[0]); k++)
+		fprintf(out, "<marker id=\"ah%zu\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
+			"markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">"
+			"<path d=\"M0,0 L10,5 L0,10 z\" fill=\"%s\"/></marker>\n",
+			k, legend[k].color);
+	fprintf(out, "<marker id=\"ahx\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
+		"markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">"
+		"<path d=\"M0,0 L10,5 L0,10 z\" fill=\"%s\"/></marker>\n</defs>\n",
+		C_OTHER);
+	fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	fprintf(out, "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">");
+	put_text(out, s->tr->scenario_name[0] ? s->tr->scenario_name : s->tr->path);
+	fprintf(out, "</text>\n<text x=\"10\" y=\"38\" fill=\"#444\">seed %" PRIu64
+		", result %s, %zu drawn rows%s</text>\n", s->tr->seed,
+		s->tr->result[0] ? s->tr->result : "?", s->nrows,
+		s->truncated ? " (truncated: use --from/--to or --max-rows)" : "");
+	for (size_t k = 0; k < sizeof(legend) / sizeof(legend[0]); k++)
+		fprintf(out, "<line x1=\"%zu\" y1=\"52\" x2=\"%zu\" y2=\"52\" stroke=\"%s\" stroke-width=\"3\"/>"
+			"<text x=\"%zu\" y=\"56\">%s</text>\n", 10 + k * 150,
+			30 + k * 150, legend[k].color, 35 + k * 150, legend[k].what);
+}
+
+static void draw_lanes(const struct svg *s, double bottom)
+{
+	for (uint32_t n = 0; n < s->tr->nodes; n++) {
+		double x = lane_x(n);
+
+		fprintf(s->out, "<rect x=\"%.1f\" y=\"%d\" width=\"90\" height=\"20\" rx=\"4\" "
+			"fill=\"#eef2f8\" stroke=\"#334\"/>"
+			"<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-weight=\"bold\">node %u</text>\n",
+			x - 45, TOP - 24, x, TOP - 10, n);
+		fprintf(s->out, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#99a\" "
+			"stroke-width=\"1\"/>\n", x, TOP - 4, x, bottom);
+	}
+}
+
+/* Time in the margin when it changes; a dashed break for idle time. */
+static void draw_times(const struct svg *s, const double *y, double width)
+{
+	uint64_t last = UINT64_MAX;
+	char b[32];
+
+	for (size_t k = 0; k < s->nrows; k++) {
+		const struct row *r = &s->rows[k];
+
+		if (r->kind == ROW_GAP) {
+			fmt_time(r->t - s->rows[k - 1].t, b, sizeof(b));
+			fprintf(s->out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#bbb\" "
+				"stroke-dasharray=\"6,4\"/><text x=\"%d\" y=\"%.1f\" fill=\"#888\" "
+				"font-style=\"italic\">%s idle</text>\n", 4, y[k] - 4,
+				width - 4, y[k] - 4, LEFT + 4, y[k] + 8, b);
+			continue;
+		}
+		if (r->t == last)
+			continue;
+		last = r->t;
+		fmt_time(r->t, b, sizeof(b));
+		fprintf(s->out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#f0f0f0\"/>"
+			"<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" fill=\"#666\" font-size=\"10\">%s</text>\n",
+			LEFT - 30, y[k], width - 4, y[k], LEFT - 34, y[k] + 3, b);
+	}
+}
+
+static const char *marker_of(const char *color)
+{
+	static const char *const colors[] = { C_REQUEST, C_META, C_REREQ,
+					      C_ERROR, C_WRITE, C_ACK };
+	static const char *const ids[] = { "ah0", "ah1", "ah2", "ah3", "ah4",
+					   "ah5" };
+
+	for (size_t k = 0; k < sizeof(colors) / sizeof(colors[0]); k++)
+		if (colors[k] == color)
+			return ids[k];
+	return "ahx";
+}
+
+static void draw_arrow(const struct svg *s, const struct arrow *a,
+		       const double *y, double bottom)
+{
+	double x1 = lane_x(a->from), x2 = lane_x(a->to);
+	double y1 = y[a->row_post], y2, xe = x2;
+	bool open = a->row_deliver == SIZE_MAX;
+	/*
+	 * Not delivered: if the drawing was cut short, the delivery may lie
+	 * beyond it (dashed to the bottom); otherwise it never happened (red,
+	 * dashed, half-way).
+	 */
+	bool lost = open && !s->cut;
+	const char *color = lost ? C_ERROR : a->color;
+	double dir = x2 > x1 ? 1 : -1;
+
+	if (!open)
+		y2 = y[a->row_deliver];
+	else if (lost)
+		y2 = y1 + ROW_H, xe = (x1 + x2) / 2;
+	else
+		y2 = bottom;
+	fprintf(s->out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+		"stroke-width=\"%.1f\"%s marker-end=\"url(#%s)\"/>\n", x1, y1, xe,
+		y2, color, a->width, open ? " stroke-dasharray=\"4,3\"" : "",
+		marker_of(color));
+	if (a->ack && !lost)
+		return;
+	fprintf(s->out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"%s\" font-size=\"10\">",
+		x1 + dir * 8, y1 - 3, dir > 0 ? "start" : "end", color);
+	put_text(s->out, a->label);
+	fputs(lost ? " (never delivered)</text>\n" : "</text>\n", s->out);
+}
+
+static void draw_note(const struct svg *s, const struct row *r, double y)
+{
+	double x = lane_x(r->lane);
+
+	fprintf(s->out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>"
+		"<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"10\">", x, y,
+		r->color, x + 6, y + 3, r->color);
+	put_text(s->out, r->text);
+	if (r->cat == 'e' && r->count > 1)
+		fprintf(s->out, " x%u", r->count);
+	fputs("</text>\n", s->out);
+}
+
+static int draw(struct svg *s)
+{
+	double width = LEFT + (double)s->tr->nodes * LANE_W + 60, bottom;
+	double *y = row_ys(s, &bottom);
+
+	if (!y)
+		return -ENOMEM;
+	draw_head(s, width, bottom + 10);
+	draw_lanes(s, bottom);
+	draw_times(s, y, width);
+	for (size_t k = 0; k < s->narrows; k++)
+		draw_arrow(s, &s->arrows[k], y, bottom);
+	for (size_t k = 0; k < s->nrows; k++)
+		if (s->rows[k].kind == ROW_NOTE)
+			draw_note(s, &s->rows[k], y[k]);
+	fputs("</svg>\n", s->out);
+	free(y);
+	return ferror(s->out) ? -EIO : 0;
+}
+
+int show_svg(const struct show_trace *tr, const struct show_range *rg,
+	     FILE *out)
+{
+	struct svg s = { .tr = tr, .rg = rg, .out = out };
+	int rc = -ENOMEM;
+
+	s.last_post = malloc(((size_t)tr->nodes + 1) * sizeof(*s.last_post));
+	if (!s.last_post)
+		return rc;
+	for (uint32_t n = 0; n <= tr->nodes; n++)
+		s.last_post[n] = SIZE_MAX;
+	rc = build_rows(&s);
+	s.cut = s.truncated || (tr->nev && rg->last < tr->ev[tr->nev - 1].i);
+	if (!rc)
+		rc = draw(&s);
+	free(s.last_post);
+	free(s.rows);
+	free(s.arrows);
+	return rc;
+}

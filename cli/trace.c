@@ -1,0 +1,533 @@
+/*
+ * Run traces: observer events -> JSON lines, the header and summary lines,
+ * and a line reader (docs/trace.md).
+ */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tensorverbs/tensor.h>
+#include <tensorverbs/vf.h>
+
+#include "cli.h"
+#include "trace.h"
+
+#ifndef TV_BUILD_ID
+#define TV_BUILD_ID "unknown"
+#endif
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *trace_build_id(void)
+{
+	return TV_BUILD_ID;
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+static const char *const sim_kind_names[] = {
+	[TV_SIM_EV_POST_SEND] = "POST_SEND", [TV_SIM_EV_POST_RECV] = "POST_RECV",
+	[TV_SIM_EV_DELIVER] = "DELIVER", [TV_SIM_EV_RNR] = "RNR",
+	[TV_SIM_EV_CQE] = "CQE", [TV_SIM_EV_QP_STATE] = "QP_STATE",
+	[TV_SIM_EV_CQ_OVERFLOW] = "CQ_OVERFLOW", [TV_SIM_EV_TIMER] = "TIMER",
+	[TV_SIM_EV_USER] = "USER",
+};
+
+static const char *const engine_kind_names[] = {
+	[TV_EV_MSG_SEND] = "MSG_SEND", [TV_EV_MSG_RECV] = "MSG_RECV",
+	[TV_EV_ACK_SEND] = "ACK_SEND", [TV_EV_ACK_RECV] = "ACK_RECV",
+	[TV_EV_REQ_ADVERTISE] = "REQ_ADVERTISE",
+	[TV_EV_TENSOR_WRITE] = "TENSOR_WRITE",
+	[TV_EV_RECV_DONE] = "RECV_DONE",
+	[TV_EV_CHANNEL_ERROR] = "CHANNEL_ERROR",
+};
+
+/* The enum names, as ibverbs spells them (IBV_WC_<name>). */
+static const char *const wc_status_names[TV_WC_STATUS_COUNT] = {
+	"SUCCESS", "LOC_LEN_ERR", "LOC_QP_OP_ERR", "LOC_EEC_OP_ERR",
+	"LOC_PROT_ERR", "WR_FLUSH_ERR", "MW_BIND_ERR", "BAD_RESP_ERR",
+	"LOC_ACCESS_ERR", "REM_INV_REQ_ERR", "REM_ACCESS_ERR", "REM_OP_ERR",
+	"RETRY_EXC_ERR", "RNR_RETRY_EXC_ERR", "LOC_RDD_VIOL_ERR",
+	"REM_INV_RD_REQ_ERR", "REM_ABORT_ERR", "INV_EECN_ERR",
+	"INV_EEC_STATE_ERR", "FATAL_ERR", "RESP_TIMEOUT_ERR", "GENERAL_ERR",
+};
+
+static const char *const wr_opcode_names[] = {
+	[TV_WR_RDMA_WRITE] = "RDMA_WRITE",
+	[TV_WR_RDMA_WRITE_WITH_IMM] = "RDMA_WRITE_WITH_IMM",
+	[TV_WR_SEND] = "SEND", [TV_WR_SEND_WITH_IMM] = "SEND_WITH_IMM",
+	[TV_WR_RDMA_READ] = "RDMA_READ",
+};
+
+static const char *name_of(const char *const *names, size_t n, uint32_t v)
+{
+	return v < n ? names[v] : NULL;
+}
+
+static const char *wc_opcode_name(uint32_t op)
+{
+	switch (op) {
+	case TV_WC_SEND: return "SEND";
+	case TV_WC_RDMA_WRITE: return "RDMA_WRITE";
+	case TV_WC_RDMA_READ: return "RDMA_READ";
+	case TV_WC_RECV: return "RECV";
+	case TV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
+	}
+	return NULL;
+}
+
+/* ---- JSON value helpers ------------------------------------------------ */
+
+/* A name, or the raw number when the value has none (never lose data). */
+static json_t *j_name(const char *name, uint32_t raw)
+{
+	return name ? json_string(name) : json_integer(raw);
+}
+
+/* Unsigned 64-bit: JSON integers of jansson are signed. */
+static json_t *j_u64(uint64_t v)
+{
+	if (v <= INT64_MAX)
+		return json_integer((json_int_t)v);
+	return json_sprintf("0x%" PRIx64, v);
+}
+
+static json_t *j_hex(uint64_t v)
+{
+	return json_sprintf("0x%" PRIx64, v);
+}
+
+static json_t *j_node(uint32_t node)
+{
+	return node == UINT32_MAX ? json_null() : json_integer(node);
+}
+
+/* A C string as JSON; bytes that are not UTF-8 become \xNN text. */
+static json_t *j_str(const char *s)
+{
+	json_t *v;
+	char *esc, *p;
+
+	if (!s)
+		return json_null();
+	v = json_string(s);
+	if (v)
+		return v;
+	esc = malloc(strlen(s) * 4 + 1);
+	if (!esc)
+		return NULL;
+	p = esc;
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c < 0x80)
+			*p++ = (char)*c;
+		else
+			p += sprintf(p, "\\x%02x", *c);
+	}
+	*p = '\0';
+	v = json_string(esc);
+	free(esc);
+	return v;
+}
+
+/* ---- addresses --------------------------------------------------------- */
+
+static size_t anchor_slot(uint64_t key, size_t cap)
+{
+	key ^= key >> 31;
+	key *= 0x9E3779B97F4A7C15ull;
+	key ^= key >> 29;
+	return (size_t)key & (cap - 1);
+}
+
+static struct trace_anchor *anchor_find(struct trace_anchor *a, size_t cap,
+					uint64_t key, bool *found_p)
+{
+	size_t i;
+
+	assert(cap && !(cap & (cap - 1)));
+	for (i = anchor_slot(key, cap); a[i].key; i = (i + 1) & (cap - 1)) {
+		if (a[i].key == key) {
+			*found_p = true;
+			return &a[i];
+		}
+	}
+	*found_p = false;
+	return &a[i];
+}
+
+static int anchors_grow(struct trace_rec *t)
+{
+	size_t ncap = t->anchors_cap ? t->anchors_cap * 2 : 64;
+	struct trace_anchor *na = calloc(ncap, sizeof(*na));
+	bool found;
+
+	if (!na)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->anchors_cap; i++) {
+		if (t->anchors[i].key)
+			*anchor_find(na, ncap, t->anchors[i].key, &found) =
+				t->anchors[i];
+	}
+	free(t->anchors);
+	t->anchors = na;
+	t->anchors_cap = ncap;
+	return 0;
+}
+
+/*
+ * A raw address is a pointer into this process's heap: it differs from run
+ * to run.  What is stable is where it lies relative to the other addresses
+ * of the same memory region, so an address is written as its distance from
+ * the first address the trace saw under the same (memory node, rkey).  The
+ * first use of a key is therefore 0 and later ones may be negative.
+ */
+static int trace_rec_addr(struct trace_rec *t, uint32_t mem_node,
+			  uint32_t rkey, uint64_t addr, json_t **off_p)
+{
+	/* +1 keeps every key non-zero: 0 marks an empty slot. */
+	uint64_t key = ((uint64_t)mem_node << 32 | rkey) + 1;
+	struct trace_anchor *a;
+	bool found = false;
+	int rc;
+
+	if (!rkey && !addr) {
+		*off_p = json_null();
+		return 0;
+	}
+	if ((t->anchors_used + 1) * 2 > t->anchors_cap) {
+		rc = anchors_grow(t);
+		if (rc)
+			return rc;
+	}
+	a = anchor_find(t->anchors, t->anchors_cap, key, &found);
+	if (!found) {
+		a->key = key;
+		a->base = addr;
+		t->anchors_used++;
+	}
+	*off_p = json_integer((json_int_t)(addr - a->base));
+	return 0;
+}
+
+/* ---- the recorder ------------------------------------------------------ */
+
+void trace_rec_init(struct trace_rec *t, trace_emit_fn emit, void *ctx)
+{
+	memset(t, 0, sizeof(*t));
+	t->emit = emit;
+	t->emit_ctx = ctx;
+}
+
+void trace_rec_fini(struct trace_rec *t)
+{
+	free(t->anchors);
+	t->anchors = NULL;
+	t->anchors_cap = 0;
+	t->anchors_used = 0;
+}
+
+static void trace_rec_emit(struct trace_rec *t, json_t *obj)
+{
+	int rc;
+
+	if (!obj) {
+		t->err = -ENOMEM;
+		return;
+	}
+	rc = t->emit(t->emit_ctx, obj);
+	json_decref(obj);
+	if (rc)
+		t->err = rc;
+	else
+		t->count++;
+}
+
+/* The sim's opcode field: a WR opcode, a WC opcode, or nothing. */
+static json_t *sim_op(const struct tv_sim_event *ev)
+{
+	switch (ev->kind) {
+	case TV_SIM_EV_POST_SEND:
+	case TV_SIM_EV_DELIVER:
+	case TV_SIM_EV_RNR:
+		return j_name(name_of(wr_opcode_names,
+				      ARRAY_SIZE(wr_opcode_names), ev->opcode),
+			      ev->opcode);
+	case TV_SIM_EV_CQE:
+		return j_name(wc_opcode_name(ev->opcode), ev->opcode);
+	default:
+		return json_null();
+	}
+}
+
+static json_t *sim_status(const struct tv_sim_event *ev)
+{
+	if (ev->kind != TV_SIM_EV_CQE && ev->kind != TV_SIM_EV_DELIVER &&
+	    ev->kind != TV_SIM_EV_RNR)
+		return json_null();
+	return j_name(name_of(wc_status_names, ARRAY_SIZE(wc_status_names),
+			      ev->status), ev->status);
+}
+
+static json_t *sim_state(const struct tv_sim_event *ev)
+{
+	if (ev->kind != TV_SIM_EV_QP_STATE)
+		return json_null();
+	if (ev->status > TV_QPS_ERR)
+		return json_integer(ev->status);
+	return json_string(tv_vf_qp_state_str((enum tv_vf_qp_state)ev->status));
+}
+
+void trace_rec_sim_event(struct trace_rec *t, const struct tv_sim_event *ev)
+{
+	/* A post names the target's memory, a delivery the responder's own. */
+	uint32_t mem_node = ev->kind == TV_SIM_EV_POST_SEND ? ev->peer : ev->node;
+	json_t *roff, *obj;
+	int rc;
+
+	if (t->err)
+		return;
+	rc = trace_rec_addr(t, mem_node, ev->rkey, ev->remote_addr, &roff);
+	if (rc) {
+		t->err = rc;
+		return;
+	}
+	obj = json_pack("{s:I, s:I, s:s, s:I, s:o, s:o, s:o, s:I, s:o, s:o,"
+			" s:o, s:o, s:o, s:o, s:o, s:I}",
+			"i", (json_int_t)t->count, "t", (json_int_t)ev->time_ns,
+			"src", "sim", "seq", (json_int_t)ev->seq,
+			"kind", j_name(name_of(sim_kind_names,
+					       ARRAY_SIZE(sim_kind_names),
+					       ev->kind), ev->kind),
+			"node", j_node(ev->node), "peer", j_node(ev->peer),
+			"qpn", (json_int_t)ev->qp_num, "op", sim_op(ev),
+			"status", sim_status(ev), "state", sim_state(ev),
+			"imm", ev->has_imm ? j_hex(ev->imm) : json_null(),
+			"wr_id", j_hex(ev->wr_id),
+			"rkey", ev->rkey ? j_hex(ev->rkey) : json_null(),
+			"roff", roff, "len", (json_int_t)ev->length);
+	trace_rec_emit(t, obj);
+}
+
+static bool engine_has_request(enum tv_engine_event_kind k)
+{
+	return k != TV_EV_ACK_SEND && k != TV_EV_ACK_RECV &&
+	       k != TV_EV_CHANNEL_ERROR;
+}
+
+static json_t *engine_code(const struct tv_engine_event *ev)
+{
+	/* RECV_DONE and CHANNEL_ERROR carry a status code; 0 means none. */
+	if ((ev->kind == TV_EV_RECV_DONE || ev->kind == TV_EV_CHANNEL_ERROR) &&
+	    ev->code >= 0 && ev->code <= TV_CODE_MAX)
+		return json_string(tv_code_name((enum tv_code)ev->code));
+	return ev->code ? json_integer(ev->code) : json_null();
+}
+
+void trace_rec_engine_event(struct trace_rec *t,
+			    const struct tv_engine_event *ev)
+{
+	bool msg = ev->kind == TV_EV_MSG_SEND || ev->kind == TV_EV_MSG_RECV;
+	bool req = engine_has_request(ev->kind);
+	/* Addresses name the receiver's memory: ours, or the peer's. */
+	uint32_t mem_node = ev->kind == TV_EV_TENSOR_WRITE ? ev->peer : ev->node;
+	json_t *off, *obj;
+	int rc;
+
+	if (t->err)
+		return;
+	rc = trace_rec_addr(t, mem_node, ev->rkey, ev->addr, &off);
+	if (rc) {
+		t->err = rc;
+		return;
+	}
+	obj = json_pack("{s:I, s:I, s:s, s:o, s:I, s:o, s:o, s:o, s:o, s:o,"
+			" s:o, s:o, s:o, s:o}",
+			"i", (json_int_t)t->count,
+			"t", (json_int_t)(t->sim ? tv_sim_now_ns(t->sim) : 0),
+			"src", "engine",
+			"kind", j_name(name_of(engine_kind_names,
+					       ARRAY_SIZE(engine_kind_names),
+					       ev->kind), ev->kind),
+			"node", (json_int_t)ev->node, "peer", j_node(ev->peer),
+			"msg", msg ? json_string(scenario_msg_type_name(
+						(int)ev->msg_type)) : json_null(),
+			"idx", req ? json_integer(ev->request_index) : json_null(),
+			"step", req ? j_u64(ev->step_id) : json_null(),
+			"name", j_str(ev->name),
+			"rkey", ev->rkey ? j_hex(ev->rkey) : json_null(),
+			"off", off, "len", j_u64(ev->length),
+			"code", engine_code(ev));
+	trace_rec_emit(t, obj);
+}
+
+/* ---- header and summary ------------------------------------------------ */
+
+int trace_header_new(uint64_t seed, json_t *scenario,
+		     const char *scenario_file, json_t **hdr_p)
+{
+	json_t *hdr;
+
+	assert(scenario);
+	/* "plan" is reserved for fault plans: stored and read back as given. */
+	hdr = json_pack("{s:i, s:o, s:O, s:o, s:n, s:s}",
+			"tensorverbs_trace", TRACE_FORMAT, "seed", j_u64(seed),
+			"scenario", scenario,
+			"scenario_file", j_str(scenario_file), "plan",
+			"build_id", trace_build_id());
+	if (!hdr)
+		return -ENOMEM;
+	*hdr_p = hdr;
+	return 0;
+}
+
+static json_t *failures_json(const struct failures *f)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < f->count && i < FAILURES_KEPT; i++) {
+		if (json_array_append_new(arr, j_str(f->msgs[i] ? f->msgs[i] :
+						     "?"))) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+int trace_summary_new(const struct trace_rec *t, const struct run_result *res,
+		      const struct failures *fails, json_t **sum_p)
+{
+	json_t *sum;
+
+	/* wall_ns last: it is the one field replay never compares. */
+	sum = json_pack("{s:b, s:I, s:o, s:I, s:I, s:s, s:I, s:o, s:I}",
+			"summary", 1, "events", (json_int_t)t->count,
+			"event_hash", json_sprintf("0x%016" PRIx64,
+						   res->event_hash),
+			"sim_events", (json_int_t)res->sim_events,
+			"virtual_ns", (json_int_t)res->virtual_ns,
+			"result", res->failures ? "FAIL" : "PASS",
+			"failure_count", (json_int_t)res->failures,
+			"failures", failures_json(fails),
+			"wall_ns", (json_int_t)res->wall_ns);
+	if (!sum)
+		return -ENOMEM;
+	*sum_p = sum;
+	return 0;
+}
+
+int trace_write_line(FILE *f, json_t *obj)
+{
+	/* Compact and in insertion order, so equal runs give equal bytes. */
+	if (json_dumpf(obj, f, JSON_COMPACT | JSON_PRESERVE_ORDER) ||
+	    fputc('\n', f) == EOF)
+		return -EIO;
+	return 0;
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+static int header_seed(json_t *v, uint64_t *seed_p)
+{
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		*seed_p = (uint64_t)json_integer_value(v);
+		return 0;
+	}
+	if (json_is_string(v))
+		return cli_parse_u64(json_string_value(v), seed_p);
+	return -EINVAL;
+}
+
+int trace_header_parse(json_t *hdr, struct trace_header *h_p,
+		       char err[TRACE_ERR_MAX])
+{
+	json_t *fmt = json_object_get(hdr, "tensorverbs_trace");
+	json_t *file = json_object_get(hdr, "scenario_file");
+	json_t *bid = json_object_get(hdr, "build_id");
+	struct trace_header h = { 0 };
+
+	if (!json_is_integer(fmt)) {
+		snprintf(err, TRACE_ERR_MAX,
+			 "line 1 is not a tensorverbs trace header (no \"tensorverbs_trace\")");
+		return -EINVAL;
+	}
+	if (json_integer_value(fmt) != TRACE_FORMAT) {
+		snprintf(err, TRACE_ERR_MAX,
+			 "trace format %" JSON_INTEGER_FORMAT ", this build reads format %d",
+			 json_integer_value(fmt), TRACE_FORMAT);
+		return -EINVAL;
+	}
+	h.scenario = json_object_get(hdr, "scenario");
+	h.plan = json_object_get(hdr, "plan");
+	if (header_seed(json_object_get(hdr, "seed"), &h.seed) ||
+	    !json_is_object(h.scenario) || !h.plan ||
+	    (file && !json_is_null(file) && !json_is_string(file)) ||
+	    !json_is_string(bid)) {
+		snprintf(err, TRACE_ERR_MAX,
+			 "header needs \"seed\" (integer), \"scenario\" (object), \"plan\", \"build_id\" (string)");
+		return -EINVAL;
+	}
+	h.scenario_file = json_string_value(file);
+	h.build_id = json_string_value(bid);
+	*h_p = h;
+	return 0;
+}
+
+int trace_reader_open(const char *path, struct trace_reader *r_p)
+{
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -errno;
+	memset(r_p, 0, sizeof(*r_p));
+	r_p->f = f;
+	r_p->path = path;
+	return 0;
+}
+
+void trace_reader_close(struct trace_reader *r)
+{
+	if (r->f)
+		fclose(r->f);
+	free(r->buf);
+	memset(r, 0, sizeof(*r));
+}
+
+int trace_reader_next(struct trace_reader *r, json_t **obj_p,
+		      char err[TRACE_ERR_MAX])
+{
+	json_error_t jerr;
+	ssize_t n;
+	json_t *obj;
+
+	errno = 0;
+	n = getline(&r->buf, &r->cap, r->f);
+	if (n < 0)
+		return errno ? -errno : -ENODATA;
+	r->line++;
+	if (n > 0 && r->buf[n - 1] == '\n')
+		r->buf[--n] = '\0';
+	obj = json_loadb(r->buf, (size_t)n,
+			 JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+	if (!obj || !json_is_object(obj)) {
+		snprintf(err, TRACE_ERR_MAX, "%s:%" PRIu64 ": %s", r->path,
+			 r->line, obj ? "not a JSON object" : jerr.text);
+		json_decref(obj);
+		return -EINVAL;
+	}
+	*obj_p = obj;
+	return 0;
+}
+
+bool trace_is_event(json_t *obj)
+{
+	return json_is_integer(json_object_get(obj, "i")) &&
+	       json_is_string(json_object_get(obj, "src"));
+}
+
+bool trace_is_summary(json_t *obj)
+{
+	return json_is_true(json_object_get(obj, "summary"));
+}
