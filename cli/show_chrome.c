@@ -258,7 +258,28 @@ static void on_engine(struct chrome *c, const struct show_event *e)
 	}
 }
 
-static void on_sim(struct chrome *c, const struct show_event *e)
+/*
+ * A QP going to ERR flushes every posted receive at once: one mark for the
+ * whole run of identical error completions, with its count.
+ */
+static size_t same_errors(const struct show_trace *tr, size_t k)
+{
+	const struct show_event *e = &tr->ev[k];
+	size_t n = 1;
+
+	while (k + n < tr->nev) {
+		const struct show_event *f = &tr->ev[k + n];
+
+		if (f->src != SHOW_SIM || f->node != e->node || f->t != e->t ||
+		    strcmp(f->kind, e->kind) || strcmp(f->status, e->status) ||
+		    strcmp(f->op, e->op))
+			break;
+		n++;
+	}
+	return n;
+}
+
+static void on_sim(struct chrome *c, const struct show_event *e, size_t count)
 {
 	bool tensor = e->has_imm && e->imm <= IMM_MAX_REQUEST;
 	char name[128];
@@ -272,8 +293,8 @@ static void on_sim(struct chrome *c, const struct show_event *e)
 		instant(c, e, TID_VERBS, "qp", name, !strcmp(e->state, "ERR"));
 	} else if ((!strcmp(e->kind, "CQE") && show_is_error_status(e->status)) ||
 		   !strcmp(e->kind, "RNR") || !strcmp(e->kind, "CQ_OVERFLOW")) {
-		snprintf(name, sizeof(name), "%s %s %s", e->kind, e->status,
-			 e->op);
+		snprintf(name, sizeof(name), "%s %s %s x%zu", e->kind,
+			 e->status, e->op, count);
 		instant(c, e, TID_VERBS, "error", name, true);
 	}
 }
@@ -308,13 +329,17 @@ int show_chrome(const struct show_trace *tr, const struct show_range *rg,
 		",\"result\":\"%s\"},\"traceEvents\":[", tr->seed,
 		tr->result[0] ? tr->result : "?");
 	put_names(&c, tr);
-	for (size_t k = 0; k < tr->nev && !c.err; k++) {
+	for (size_t k = 0, n; k < tr->nev && !c.err; k += n) {
 		const struct show_event *e = &tr->ev[k];
 
+		n = 1;
 		if (e->i < rg->first || e->i > rg->last || e->node == SHOW_NONE)
 			continue;
+		if (e->src == SHOW_SIM && !strcmp(e->kind, "CQE") &&
+		    show_is_error_status(e->status))
+			n = same_errors(tr, k);
 		if (e->src == SHOW_SIM)
-			on_sim(&c, e);
+			on_sim(&c, e, n);
 		else if (e->src == SHOW_ENGINE)
 			on_engine(&c, e);
 		else

@@ -54,7 +54,7 @@ struct row {
 	size_t arrow;              /* POST, DELIVER */
 	/* NOTE: consecutive equal notes on one lane at one time are merged */
 	char cat;                  /* 'q' QP state, 'e' error CQE, else 0 */
-	uint32_t qpn;
+	uint32_t qpn, qpn_hi;      /* QP notes: the QPs they cover */
 	uint32_t count;
 	const char *color;
 	char text[TEXT_MAX];
@@ -133,9 +133,17 @@ static struct row *add_row(struct svg *s, enum row_kind kind, uint64_t t,
 	return r;
 }
 
+/* Down to the nanosecond: rows a few ns apart must not look equal. */
 static void fmt_time(uint64_t ns, char *buf, size_t cap)
 {
-	cli_fmt_ns((double)ns, buf, cap);
+	if (ns < 1000)
+		snprintf(buf, cap, "%" PRIu64 " ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, cap, "%.3f us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, cap, "%.6f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, cap, "%.9f s", (double)ns / 1e9);
 }
 
 /* ---- building rows from events ----------------------------------------- */
@@ -216,7 +224,7 @@ static void label_arrow(struct svg *s, const struct show_event *e)
 		cli_fmt_bytes((double)e->len, b, sizeof(b));
 		a->color = C_WRITE;
 		a->width = 2.6;
-		snprintf(a->label, sizeof(a->label), "#%u %s: %s", e->idx,
+		snprintf(a->label, sizeof(a->label), "write #%u %s, %s", e->idx,
 			 e->name, b);
 		return;
 	}
@@ -228,37 +236,69 @@ static void label_arrow(struct svg *s, const struct show_event *e)
 		 e->name);
 }
 
-/* A note; merged into the previous row when it says the same thing. */
+/*
+ * Where a QP state change can be merged: a QP note of the same node at the
+ * same time within the trailing run of QP notes (setting up a world moves
+ * every QP through INIT, RTR, RTS at time 0: one line per node, not three
+ * per QP).
+ */
+static struct row *qp_note_to_merge(struct svg *s, const struct show_event *e)
+{
+	for (size_t k = s->nrows; k-- > 0;) {
+		struct row *r = &s->rows[k];
+
+		if (r->kind != ROW_NOTE || r->cat != 'q' || r->t != e->t)
+			return NULL;
+		if (r->lane == e->node)
+			return r;
+	}
+	return NULL;
+}
+
+static void merge_qp_note(struct row *r, const struct show_event *e)
+{
+	size_t used = strlen(r->text);
+
+	r->count++;
+	if (r->qpn == e->qpn && r->qpn_hi == e->qpn) {
+		snprintf(r->text + used, sizeof(r->text) - used, " -> %s",
+			 e->state);
+	} else {
+		if (e->qpn < r->qpn)
+			r->qpn = e->qpn;
+		if (e->qpn > r->qpn_hi)
+			r->qpn_hi = e->qpn;
+		snprintf(r->text, sizeof(r->text),
+			 "QPs %u-%u -> %s (%u changes)", r->qpn, r->qpn_hi,
+			 e->state, r->count);
+	}
+	if (!strcmp(e->state, "ERR"))
+		r->color = C_ERROR;
+}
+
+/* A note; merged into an earlier row when it says the same thing. */
 static void add_note(struct svg *s, const struct show_event *e, char cat,
 		     const char *color, const char *text)
 {
 	struct row *prev = s->nrows ? &s->rows[s->nrows - 1] : NULL;
 	struct row *r;
 
-	if (prev && prev->kind == ROW_NOTE && cat && prev->cat == cat &&
-	    prev->lane == e->node && prev->t == e->t) {
-		if (cat == 'e' && !strcmp(prev->text, text)) {
-			prev->count++;
-			return;
-		}
-		if (cat == 'q') {
-			if (prev->qpn == e->qpn)
-				snprintf(prev->text, sizeof(prev->text),
-					 "QP %u: ... %s", e->qpn, e->state);
-			else
-				snprintf(prev->text, sizeof(prev->text),
-					 "%u QPs -> %s", ++prev->count, e->state);
-			prev->qpn = e->qpn;
-			if (!strcmp(e->state, "ERR"))
-				prev->color = C_ERROR;
-			return;
-		}
+	if (cat == 'q' && (r = qp_note_to_merge(s, e))) {
+		merge_qp_note(r, e);
+		return;
+	}
+	if (cat == 'e' && prev && prev->kind == ROW_NOTE && prev->cat == cat &&
+	    prev->lane == e->node && prev->t == e->t &&
+	    !strcmp(prev->text, text)) {
+		prev->count++;
+		return;
 	}
 	r = add_row(s, ROW_NOTE, e->t, e->node);
 	if (!r)
 		return;
 	r->cat = cat;
 	r->qpn = e->qpn;
+	r->qpn_hi = e->qpn;
 	r->color = color;
 	snprintf(r->text, sizeof(r->text), "%s", text);
 }
@@ -380,11 +420,11 @@ static void draw_head(const struct svg *s, double width, double height)
 	fprintf(out, "<defs>\n");
 	for (size_t k = 0; k < sizeof(legend) / sizeof(legend[0]); k++)
 		fprintf(out, "<marker id=\"ah%zu\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
-			"markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">"
+			"markerUnits=\"userSpaceOnUse\" markerWidth=\"9\" markerHeight=\"9\" orient=\"auto\">"
 			"<path d=\"M0,0 L10,5 L0,10 z\" fill=\"%s\"/></marker>\n",
 			k, legend[k].color);
 	fprintf(out, "<marker id=\"ahx\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
-		"markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">"
+		"markerUnits=\"userSpaceOnUse\" markerWidth=\"9\" markerHeight=\"9\" orient=\"auto\">"
 		"<path d=\"M0,0 L10,5 L0,10 z\" fill=\"%s\"/></marker>\n</defs>\n",
 		C_OTHER);
 	fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
@@ -396,8 +436,8 @@ static void draw_head(const struct svg *s, double width, double height)
 		s->truncated ? " (truncated: use --from/--to or --max-rows)" : "");
 	for (size_t k = 0; k < sizeof(legend) / sizeof(legend[0]); k++)
 		fprintf(out, "<line x1=\"%zu\" y1=\"52\" x2=\"%zu\" y2=\"52\" stroke=\"%s\" stroke-width=\"3\"/>"
-			"<text x=\"%zu\" y=\"56\">%s</text>\n", 10 + k * 150,
-			30 + k * 150, legend[k].color, 35 + k * 150, legend[k].what);
+			"<text x=\"%zu\" y=\"56\">%s</text>\n", 10 + k * 165,
+			30 + k * 165, legend[k].color, 35 + k * 165, legend[k].what);
 }
 
 static void draw_lanes(const struct svg *s, double bottom)
@@ -454,20 +494,43 @@ static const char *marker_of(const char *color)
 	return "ahx";
 }
 
+/*
+ * A label on a white box: lines are all drawn first, so every label stays
+ * readable where arrows cross.  The box width is estimated (~5.6 px per
+ * character at 10 px), since SVG cannot size a box to its text.
+ */
+static void draw_label(const struct svg *s, double x, double y, int dir,
+		       const char *color, const char *text, const char *suffix)
+{
+	double w = (double)(strlen(text) + strlen(suffix)) * 5.6 + 4;
+
+	fprintf(s->out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"12\" "
+		"fill=\"white\" fill-opacity=\"0.85\"/>", dir > 0 ? x - 2 : x - w + 2,
+		y - 9, w);
+	fprintf(s->out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"%s\" "
+		"font-size=\"10\">", x, y, dir > 0 ? "start" : "end", color);
+	put_text(s->out, text);
+	put_text(s->out, suffix);
+	fputs("</text>\n", s->out);
+}
+
+/*
+ * Not delivered: if the drawing was cut short, the delivery may lie beyond
+ * it (dashed to the bottom); otherwise it never happened (red, dashed,
+ * half-way, "never delivered").
+ */
+static bool arrow_lost(const struct svg *s, const struct arrow *a)
+{
+	return a->row_deliver == SIZE_MAX && !s->cut;
+}
+
 static void draw_arrow(const struct svg *s, const struct arrow *a,
 		       const double *y, double bottom)
 {
 	double x1 = lane_x(a->from), x2 = lane_x(a->to);
 	double y1 = y[a->row_post], y2, xe = x2;
-	bool open = a->row_deliver == SIZE_MAX;
-	/*
-	 * Not delivered: if the drawing was cut short, the delivery may lie
-	 * beyond it (dashed to the bottom); otherwise it never happened (red,
-	 * dashed, half-way).
-	 */
-	bool lost = open && !s->cut;
+	bool open = a->row_deliver == SIZE_MAX, lost = arrow_lost(s, a);
 	const char *color = lost ? C_ERROR : a->color;
-	double dir = x2 > x1 ? 1 : -1;
 
 	if (!open)
 		y2 = y[a->row_deliver];
@@ -479,39 +542,51 @@ static void draw_arrow(const struct svg *s, const struct arrow *a,
 		"stroke-width=\"%.1f\"%s marker-end=\"url(#%s)\"/>\n", x1, y1, xe,
 		y2, color, a->width, open ? " stroke-dasharray=\"4,3\"" : "",
 		marker_of(color));
+}
+
+static void draw_arrow_label(const struct svg *s, const struct arrow *a,
+			     const double *y)
+{
+	int dir = a->to > a->from ? 1 : -1;
+	bool lost = arrow_lost(s, a);
+
 	if (a->ack && !lost)
 		return;
-	fprintf(s->out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"%s\" font-size=\"10\">",
-		x1 + dir * 8, y1 - 3, dir > 0 ? "start" : "end", color);
-	put_text(s->out, a->label);
-	fputs(lost ? " (never delivered)</text>\n" : "</text>\n", s->out);
+	draw_label(s, lane_x(a->from) + dir * 8, y[a->row_post] - 3, dir,
+		   lost ? C_ERROR : a->color, a->label,
+		   lost ? " (never delivered)" : "");
 }
 
 static void draw_note(const struct svg *s, const struct row *r, double y)
 {
 	double x = lane_x(r->lane);
 
-	fprintf(s->out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>"
-		"<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"10\">", x, y,
-		r->color, x + 6, y + 3, r->color);
-	put_text(s->out, r->text);
+	char times[16] = "";
+
 	if (r->cat == 'e' && r->count > 1)
-		fprintf(s->out, " x%u", r->count);
-	fputs("</text>\n", s->out);
+		snprintf(times, sizeof(times), " x%u", r->count);
+	fprintf(s->out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>",
+		x, y, r->color);
+	draw_label(s, x + 6, y + 3, 1, r->color, r->text, times);
 }
 
 static int draw(struct svg *s)
 {
-	double width = LEFT + (double)s->tr->nodes * LANE_W + 60, bottom;
+	/* Room on the right for the last lane's notes, and for the legend. */
+	double width = LEFT + (double)s->tr->nodes * LANE_W + 200, bottom;
 	double *y = row_ys(s, &bottom);
 
 	if (!y)
 		return -ENOMEM;
+	if (width < 940)
+		width = 940;
 	draw_head(s, width, bottom + 10);
 	draw_lanes(s, bottom);
 	draw_times(s, y, width);
 	for (size_t k = 0; k < s->narrows; k++)
 		draw_arrow(s, &s->arrows[k], y, bottom);
+	for (size_t k = 0; k < s->narrows; k++)
+		draw_arrow_label(s, &s->arrows[k], y);
 	for (size_t k = 0; k < s->nrows; k++)
 		if (s->rows[k].kind == ROW_NOTE)
 			draw_note(s, &s->rows[k], y[k]);
