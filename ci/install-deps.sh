@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config check libsubunit-dev libjansson-dev
-      libprotobuf-c-dev protobuf-c-compiler libxxhash-dev libfiu-dev lcov)
+      libprotobuf-c-dev protobuf-c-compiler libxxhash-dev libfiu-dev lcov libxml2-utils jq)
 pkgs+=("$@")
 
 missing=()
