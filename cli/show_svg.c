@@ -19,7 +19,7 @@
 #include "show.h"
 
 #define LANE_W 250
-#define LEFT 100
+#define LEFT 130
 #define TOP 96
 #define ROW_H 16
 #define GAP_H 22
@@ -477,7 +477,7 @@ static void draw_times(const struct svg *s, const double *y, double width)
 		fmt_time(r->t, b, sizeof(b));
 		fprintf(s->out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#f0f0f0\"/>"
 			"<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" fill=\"#666\" font-size=\"10\">%s</text>\n",
-			LEFT - 30, y[k], width - 4, y[k], LEFT - 34, y[k] + 3, b);
+			LEFT - 4, y[k], width - 4, y[k], LEFT - 8, y[k] + 3, b);
 	}
 }
 
