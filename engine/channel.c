@@ -681,7 +681,8 @@ uint64_t tv__channel_timers(struct tv_channel *ch, uint64_t now_ns)
 	uint64_t due;
 
 	if (ch->connected && !ch->failed && ch->tx_remote_busy &&
-	    e->cfg.ack_timeout_ns) {
+	    e->cfg.ack_timeout_ns &&
+	    !(e->cfg.test_breakage & TV_BREAK_NO_ACK_TIMEOUT)) {
 		due = ch->msg_sent_ns + e->cfg.ack_timeout_ns;
 		if (now_ns < due)
 			return due;

@@ -85,7 +85,15 @@ struct tv_engine_config {
 	uint32_t max_retries;
 	int (*reconnect)(void *ctx, struct tv_channel *ch);
 	void *reconnect_ctx;
+	/*
+	 * For tests of the test tools only (swarm, shrink): deliberately
+	 * broken behaviour, TV_BREAK_* bits.  0 in every real use.
+	 */
+	uint32_t test_breakage;
 };
+
+/* Ignore the ACK timeout: a lost ACK or message hangs the channel. */
+#define TV_BREAK_NO_ACK_TIMEOUT 0x1u
 
 void tv_engine_config_default(struct tv_engine_config *cfg);
 

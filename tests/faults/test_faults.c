@@ -215,6 +215,38 @@ START_TEST(lost_ack_is_recovered)
 }
 END_TEST
 
+START_TEST(broken_engine_hangs_on_lost_ack)
+{
+	struct h_opts o;
+	struct h_world *w;
+	struct h_recv r;
+	struct tv_tensor *t;
+	char err[128];
+
+	/* The switch the swarm test relies on really removes the handling. */
+	h_opts_default(&o);
+	ck_assert_int_eq(tv_flt_create(5, &o.flt), 0);
+	ck_assert_int_eq(tv_flt_plan_parse(o.flt, "vf/ack/drop:count=1", err,
+					   sizeof(err)), 0);
+	o.reconnect = true;
+	o.ack_timeout_ns = 1000000;
+	w = h_world_new(&o);
+	w->eng[1]->cfg.test_breakage = TV_BREAK_NO_ACK_TIMEOUT;
+	w->eng[0]->cfg.test_breakage = TV_BREAK_NO_ACK_TIMEOUT;
+	ck_assert_int_eq(tv_flt_activate(w->flt), 0);
+	t = h_tensor(w, 0, TV_DT_UINT8, 1, d_64, TV_PLACE_HOST, 1);
+	ck_assert_int_eq(tv_engine_send(w->eng[0], 1, "t", t), 0);
+	tv_tensor_unref(t);
+	h_recv(w, 1, 0, 1, "t", TV_PLACE_HOST, &r);
+	h_run(w);
+	ck_assert_int_eq(r.calls, 0); /* hung: TensorFlow #11416 again */
+	ck_assert_uint_eq(h_stats(w, 1).ack_timeouts, 0);
+	h_world_free(w); /* teardown cancels it */
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status.code, TV_CANCELLED);
+}
+END_TEST
+
 START_TEST(lost_messages_are_recovered)
 {
 	survives("vf/msg/drop/TENSOR_REQUEST:count=1",
@@ -452,6 +484,7 @@ int main(void)
 	tcase_add_test(tc, plans_are_validated);
 	tcase_add_test(tc, lost_ack_without_reconnect_fails_clearly);
 	tcase_add_test(tc, lost_ack_is_recovered);
+	tcase_add_test(tc, broken_engine_hangs_on_lost_ack);
 	tcase_add_test(tc, lost_messages_are_recovered);
 	tcase_add_test(tc, lost_error_status_is_recovered);
 	tcase_add_test(tc, qp_error_mid_transfer_is_recovered);
