@@ -33,6 +33,7 @@ void tv_engine_config_default(struct tv_engine_config *cfg)
 	tv_vf_connect_cfg_default(&cfg->connect);
 	cfg->device_alloc = default_device_alloc;
 	cfg->device_free = default_device_free;
+	cfg->max_tensor_bytes = 4ull << 30;
 	cfg->ack_timeout_ns = 1000ull * 1000 * 1000;
 	cfg->max_retries = 3;
 }
@@ -41,7 +42,7 @@ static int engine_check_config(const struct tv_engine_config *cfg)
 {
 	if (cfg->queue_depth < 4 || cfg->queue_depth > 65536)
 		return -EINVAL;
-	if (!cfg->pool_block_bytes)
+	if (!cfg->pool_block_bytes || !cfg->max_tensor_bytes)
 		return -EINVAL;
 	if (!cfg->device_alloc != !cfg->device_free)
 		return -EINVAL;

@@ -126,6 +126,9 @@ static int request_alloc_dest(struct tv_request *req)
 	request_release_dest(req);
 	if (m->is_dead || !m->tensor_bytes)
 		return 0;
+	/* The peer says how much we allocate and pin (cached or not): bound it. */
+	if (m->tensor_bytes > e->cfg.max_tensor_bytes)
+		return -EFBIG;
 	if (m->dtype == TV_DT_STRING)
 		return request_stage(req, m->tensor_bytes);
 	ret = tv_tensor_create(e, m->dtype, &m->shape, req->place,
@@ -355,9 +358,11 @@ void tv__request_on_meta(struct tv_channel *ch, const struct tv_msg *msg)
 		/* Tell the sender to let go: a RE_REQUEST advertising 0 bytes. */
 		request_release_dest(req);
 		tv_status_set(&req->fail, TV_RESOURCE_EXHAUSTED,
-			      "allocating %llu bytes for '%s' failed",
+			      "allocating %llu bytes for '%s' failed: %s",
 			      (unsigned long long)req->meta.tensor_bytes,
-			      req->name);
+			      req->name, ret == -EFBIG ?
+			      "above the engine's max_tensor_bytes" :
+			      strerror(-ret));
 		req->state = TV_REQ_ABANDON;
 	} else {
 		req->state = TV_REQ_QUEUED;

@@ -62,6 +62,12 @@ struct tv_engine_config {
 	size_t pool_block_bytes;
 	/* Run-time data validation: checksum every tensor, mismatch = error. */
 	bool validate_checksum;
+	/*
+	 * The largest tensor a peer may make us allocate (and pin): its
+	 * META_DATA_UPDATE says how big, and every byte from the wire is
+	 * hostile.  Larger ones fail with RESOURCE_EXHAUSTED.
+	 */
+	uint64_t max_tensor_bytes;
 	struct tv_vf_connect_cfg connect;
 	/* "Device" memory that cannot be registered (default: malloc). */
 	void *(*device_alloc)(void *ctx, size_t size_bytes);

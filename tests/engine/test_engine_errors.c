@@ -215,6 +215,28 @@ START_TEST(receiver_allocation_failure_cancels_request)
 }
 END_TEST
 
+START_TEST(peer_cannot_make_us_allocate_without_bound)
+{
+	struct h_world *w = h_world_default();
+	static const int64_t big[] = { 1024, 1024 }; /* 4 MiB of float */
+	struct tv_tensor *t = h_tensor(w, 0, TV_DT_FLOAT, 2, big,
+				       TV_PLACE_HOST, 1);
+	struct h_recv r;
+
+	w->eng[1]->cfg.max_tensor_bytes = 1u << 20;
+	ck_assert_int_eq(tv_engine_send(w->eng[0], 1, "huge", t), 0);
+	tv_tensor_unref(t);
+	h_recv(w, 1, 0, 1, "huge", TV_PLACE_HOST, &r);
+	h_run(w);
+	ck_assert_int_eq(r.status.code, TV_RESOURCE_EXHAUSTED);
+	ck_assert_ptr_nonnull(strstr(r.status.message, "max_tensor_bytes"));
+	/* The sender let go of its clone; nothing was written. */
+	ck_assert_uint_eq(h_stats(w, 0).live_responses, 0);
+	ck_assert_uint_eq(h_stats(w, 0).tensor_writes, 0);
+	h_world_free(w);
+}
+END_TEST
+
 START_TEST(sender_registration_failure_becomes_error_status)
 {
 	struct h_world *w = h_world_default();
@@ -406,6 +428,7 @@ Suite *engine_errors_suite(void)
 	tcase_add_test(tc, duplicate_request_index_fails_channel);
 	tcase_add_test(tc, sender_never_writes_past_advertised_buffer);
 	tcase_add_test(tc, receiver_allocation_failure_cancels_request);
+	tcase_add_test(tc, peer_cannot_make_us_allocate_without_bound);
 	tcase_add_test(tc, sender_registration_failure_becomes_error_status);
 	tcase_add_test(tc, qp_error_fails_requests_on_both_sides);
 	tcase_add_test(tc, destroy_cancels_pending_receives);
