@@ -20,6 +20,8 @@ workers=${FUZZ_JOBS:-1}
 out=${FUZZ_OUT:-$build/fuzz-out}
 jobs=$(nproc 2>/dev/null || echo 2)
 
+# libFuzzer ships with clang's runtime package.
+bash ci/install-deps.sh clang libclang-rt-14-dev
 command -v clang >/dev/null || { echo "fuzz.sh: clang not found" >&2; exit 1; }
 CC=clang cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	-DTV_SANITIZE=ON -DTV_FUZZ=ON >/dev/null
