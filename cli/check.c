@@ -13,17 +13,48 @@
 #include "scenario.h"
 #include "wire.h"
 
-void failures_add(struct failures *f, const char *fmt, ...)
+static const char *const fail_kind_names[FK_COUNT] = {
+	[FK_RUNNER] = "runner", [FK_EXPECT] = "expect", [FK_DATA] = "data",
+	[FK_CALLBACK] = "callback", [FK_HANG] = "hang",
+	[FK_IN_FLIGHT] = "in-flight", [FK_WRITE] = "write",
+	[FK_ERROR] = "error", [FK_LEAK] = "leak", [FK_OUTCOME] = "outcome",
+	[FK_CRASH] = "crash",
+};
+
+const char *fail_kind_name(enum fail_kind kind)
+{
+	assert((unsigned)kind < FK_COUNT);
+	return fail_kind_names[kind];
+}
+
+int fail_kind_from_name(const char *name, enum fail_kind *kind_p)
+{
+	for (unsigned k = 0; k < FK_COUNT; k++) {
+		if (!strcmp(name, fail_kind_names[k])) {
+			*kind_p = (enum fail_kind)k;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void failures_add(struct failures *f, enum fail_kind kind,
+		  const char *fmt, ...)
 {
 	va_list ap;
 	char *msg;
 
+	assert((unsigned)kind < FK_COUNT);
 	if (f->count < FAILURES_KEPT) {
 		va_start(ap, fmt);
 		if (vasprintf(&msg, fmt, ap) >= 0)
 			f->msgs[f->count] = msg;
 		va_end(ap);
+		f->msg_kinds[f->count] = kind;
 	}
+	if (f->count == 0)
+		f->first = kind;
+	f->kinds |= 1u << kind;
 	f->count++;
 }
 
@@ -54,11 +85,14 @@ int checker_init(struct checker *c, struct tv_sim *sim, uint32_t nodes,
 	c->fails = fails;
 	c->active = true;
 	c->in_flight = calloc(n, sizeof(*c->in_flight));
+	c->dir_failed = calloc(n, sizeof(*c->dir_failed));
+	c->chan_errors = calloc(n, sizeof(*c->chan_errors));
 	c->rx = calloc(n, sizeof(*c->rx));
 	c->rx_known = calloc(n, sizeof(*c->rx_known));
 	c->adv_cap = 1024;
 	c->adv = calloc(c->adv_cap, sizeof(*c->adv));
-	if (!c->in_flight || !c->rx || !c->rx_known || !c->adv) {
+	if (!c->in_flight || !c->dir_failed || !c->chan_errors || !c->rx ||
+	    !c->rx_known || !c->adv) {
 		checker_fini(c);
 		return -ENOMEM;
 	}
@@ -68,6 +102,8 @@ int checker_init(struct checker *c, struct tv_sim *sim, uint32_t nodes,
 void checker_fini(struct checker *c)
 {
 	free(c->in_flight);
+	free(c->dir_failed);
+	free(c->chan_errors);
 	free(c->rx);
 	free(c->rx_known);
 	free(c->adv);
@@ -142,7 +178,7 @@ static void adv_put(struct checker *c, const struct adv_entry *e)
 		return;
 	}
 	if ((c->adv_used + 1) * 2 > c->adv_cap && adv_grow(c)) {
-		failures_add(c->fails, "checker: out of memory");
+		failures_add(c->fails, FK_RUNNER, "checker: out of memory");
 		return;
 	}
 	for (i = adv_slot(e->key, c->adv_cap); c->adv[i].key;
@@ -150,29 +186,6 @@ static void adv_put(struct checker *c, const struct adv_entry *e)
 		;
 	c->adv[i] = *e;
 	c->adv_used++;
-}
-
-/* Remove with backward shift, so probe chains stay unbroken. */
-static void adv_del(struct checker *c, uint64_t key)
-{
-	struct adv_entry *e = adv_find(c, key);
-	size_t mask = c->adv_cap - 1, hole, i;
-
-	if (!e)
-		return;
-	hole = (size_t)(e - c->adv);
-	c->adv[hole].key = 0;
-	c->adv_used--;
-	for (i = (hole + 1) & mask; c->adv[i].key; i = (i + 1) & mask) {
-		size_t home = adv_slot(c->adv[i].key, c->adv_cap);
-
-		/* Move it back if its home is not in (hole, i]. */
-		if (((i - home) & mask) >= ((i - hole) & mask)) {
-			c->adv[hole] = c->adv[i];
-			c->adv[i].key = 0;
-			hole = i;
-		}
-	}
 }
 
 /* ---- engine observer ------------------------------------------------- */
@@ -207,10 +220,11 @@ static void trace_engine(const struct checker *c,
 
 static void on_msg_send(struct checker *c, const struct tv_engine_event *ev)
 {
-	int64_t *f = &c->in_flight[ev->node * c->nodes + ev->peer];
+	size_t d = ev->node * c->nodes + ev->peer;
+	int64_t *f = &c->in_flight[d];
 
-	if (++*f > 1)
-		failures_add(c->fails,
+	if (++*f > 1 && !c->dir_failed[d])
+		failures_add(c->fails, FK_IN_FLIGHT,
 			     "invariant: node %u has %" PRId64 " control messages in flight to node %u (max 1) at %" PRIu64 " ns (%s)",
 			     ev->node, *f, ev->peer, tv_sim_now_ns(c->sim),
 			     scenario_msg_type_name((int)ev->msg_type));
@@ -218,14 +232,17 @@ static void on_msg_send(struct checker *c, const struct tv_engine_event *ev)
 
 static void on_ack_recv(struct checker *c, const struct tv_engine_event *ev)
 {
-	int64_t *f = &c->in_flight[ev->node * c->nodes + ev->peer];
+	size_t d = ev->node * c->nodes + ev->peer;
+	int64_t *f = &c->in_flight[d];
 
-	if (--*f < 0) {
-		failures_add(c->fails,
+	if (--*f >= 0)
+		return;
+	*f = 0;
+	/* Completions polled after a failure may report an old ACK. */
+	if (!c->dir_failed[d])
+		failures_add(c->fails, FK_IN_FLIGHT,
 			     "invariant: node %u got an ACK from node %u with no message in flight at %" PRIu64 " ns",
 			     ev->node, ev->peer, tv_sim_now_ns(c->sim));
-		*f = 0;
-	}
 }
 
 static uint64_t name_hash(const char *name)
@@ -234,9 +251,11 @@ static uint64_t name_hash(const char *name)
 }
 
 /*
- * Forget the buffer of a finished request, so a later write for that
- * index is caught.  Only if step and name match: a request that failed
- * before it got an index reports a meaningless one.
+ * A finished request's buffer is no longer a valid destination: a later
+ * write for that index is caught.  The entry stays, marked done, so a
+ * duplicated write (vf/write/dup) can be told from a stray one.  Only if
+ * step and name match: a request that failed before it got an index
+ * reports a meaningless one.
  */
 static void on_recv_done(struct checker *c, const struct tv_engine_event *ev)
 {
@@ -244,7 +263,40 @@ static void on_recv_done(struct checker *c, const struct tv_engine_event *ev)
 	struct adv_entry *e = adv_find(c, key);
 
 	if (e && e->step_id == ev->step_id && e->name_hash == name_hash(ev->name))
-		adv_del(c, key);
+		e->done = true;
+}
+
+static void on_channel_error(struct checker *c,
+			     const struct tv_engine_event *ev)
+{
+	size_t d = ev->node * c->nodes + ev->peer;
+
+	c->channel_errors++;
+	c->chan_errors[d]++;
+	/* This end's QP is in ERR: its message in flight is gone. */
+	c->dir_failed[d] = true;
+	if (c->active && !c->allow_errors)
+		failures_add(c->fails, FK_ERROR,
+			     "channel error on node %u towards node %u (code %d) at %" PRIu64 " ns",
+			     ev->node, ev->peer, ev->code,
+			     tv_sim_now_ns(c->sim));
+}
+
+void checker_new_epoch(struct checker *c, uint32_t a, uint32_t b)
+{
+	assert(a < c->nodes && b < c->nodes && a != b);
+	c->in_flight[a * c->nodes + b] = 0;
+	c->in_flight[b * c->nodes + a] = 0;
+	c->dir_failed[a * c->nodes + b] = false;
+	c->dir_failed[b * c->nodes + a] = false;
+	/* What either side advertised on the old connection is void. */
+	for (size_t i = 0; i < c->adv_cap; i++) {
+		uint64_t dir = (c->adv[i].key >> 32) - 1;
+
+		if (c->adv[i].key &&
+		    (dir == a * c->nodes + b || dir == b * c->nodes + a))
+			c->adv[i].done = true;
+	}
 }
 
 void checker_engine_event(void *ctx, const struct tv_engine_event *ev)
@@ -254,7 +306,8 @@ void checker_engine_event(void *ctx, const struct tv_engine_event *ev)
 
 	if (ev->node >= c->nodes || ev->peer >= c->nodes) {
 		if (ev->kind != TV_EV_CHANNEL_ERROR)
-			failures_add(c->fails, "engine event %s names node %u peer %u",
+			failures_add(c->fails, FK_RUNNER,
+				     "engine event %s names node %u peer %u",
 				     engine_ev_name(ev->kind), ev->node, ev->peer);
 		return;
 	}
@@ -274,18 +327,14 @@ void checker_engine_event(void *ctx, const struct tv_engine_event *ev)
 		e.rkey = ev->rkey;
 		e.step_id = ev->step_id;
 		e.name_hash = name_hash(ev->name);
+		e.done = false;
 		adv_put(c, &e);
 		break;
 	case TV_EV_RECV_DONE:
 		on_recv_done(c, ev);
 		break;
 	case TV_EV_CHANNEL_ERROR:
-		c->channel_errors++;
-		if (c->active && !c->allow_errors)
-			failures_add(c->fails,
-				     "channel error on node %u towards node %u (code %d) at %" PRIu64 " ns",
-				     ev->node, ev->peer, ev->code,
-				     tv_sim_now_ns(c->sim));
+		on_channel_error(c, ev);
 		break;
 	default:
 		break;
@@ -323,17 +372,27 @@ static void check_msg_write(struct checker *c, const struct tv_sim_event *ev)
 
 	c->checked_msgs++;
 	if (!c->rx_known[ev->node * c->nodes + ev->peer]) {
-		failures_add(c->fails,
+		failures_add(c->fails, FK_WRITE,
 			     "invariant: control message from node %u to node %u, which has no channel to it",
 			     ev->peer, ev->node);
 		return;
 	}
 	if (ev->length > rx->rx_bytes || ev->remote_addr < rx->rx_addr ||
 	    ev->remote_addr - rx->rx_addr > rx->rx_bytes - ev->length)
-		failures_add(c->fails,
+		failures_add(c->fails, FK_WRITE,
 			     "invariant: control message write [0x%" PRIx64 ", +%u) from node %u overflows node %u's rx buffer [0x%" PRIx64 ", +%u)",
 			     ev->remote_addr, ev->length, ev->peer, ev->node,
 			     rx->rx_addr, rx->rx_bytes);
+}
+
+static bool write_inside(const struct tv_sim_event *ev,
+			 const struct adv_entry *e)
+{
+	if (ev->length == 0)
+		return true;
+	return ev->rkey == e->rkey && ev->remote_addr >= e->addr &&
+	       ev->length <= e->length &&
+	       ev->remote_addr - e->addr <= e->length - ev->length;
 }
 
 static void check_tensor_write(struct checker *c,
@@ -343,19 +402,24 @@ static void check_tensor_write(struct checker *c,
 		adv_find(c, adv_key(c, ev->node, ev->peer, ev->imm));
 
 	c->checked_writes++;
-	if (!e) {
-		failures_add(c->fails,
+	if (e && e->done && c->dup_fires && write_inside(ev, e)) {
+		/*
+		 * docs/faults.md: the second copy of a duplicated write lands
+		 * in the buffer just delivered (an RC peer holding a valid
+		 * rkey cannot be stopped); the engine then resets.
+		 */
+		c->dup_landed++;
+		return;
+	}
+	if (!e || e->done) {
+		failures_add(c->fails, FK_WRITE,
 			     "invariant: tensor write (imm %u, %u bytes) from node %u to node %u at %" PRIu64 " ns: no live request advertised a buffer for that index",
 			     ev->imm, ev->length, ev->peer, ev->node,
 			     ev->time_ns);
 		return;
 	}
-	if (ev->length == 0)
-		return;
-	if (ev->rkey != e->rkey || ev->remote_addr < e->addr ||
-	    ev->length > e->length ||
-	    ev->remote_addr - e->addr > e->length - ev->length)
-		failures_add(c->fails,
+	if (!write_inside(ev, e))
+		failures_add(c->fails, FK_WRITE,
 			     "invariant: tensor write [0x%" PRIx64 ", +%u) rkey 0x%x from node %u to node %u (index %u) outside the advertised [0x%" PRIx64 ", +%" PRIu64 ") rkey 0x%x",
 			     ev->remote_addr, ev->length, ev->rkey, ev->peer,
 			     ev->node, ev->imm, e->addr, e->length, e->rkey);
@@ -365,11 +429,12 @@ static void on_deliver(struct checker *c, const struct tv_sim_event *ev)
 {
 	if (ev->node >= c->nodes || ev->peer >= c->nodes)
 		return;
-	if (!ev->has_imm)
+	/* A write the responder refused (flushed, bad key) wrote nothing. */
+	if (!ev->has_imm || ev->status != TV_WC_SUCCESS)
 		return;
 	if (ev->imm == TV_IMM_ACK) {
 		if (ev->length != 0)
-			failures_add(c->fails,
+			failures_add(c->fails, FK_WRITE,
 				     "invariant: ACK from node %u to node %u carries %u bytes",
 				     ev->peer, ev->node, ev->length);
 	} else if (ev->imm == TV_IMM_MESSAGE) {
@@ -391,13 +456,13 @@ void checker_sim_event(void *ctx, const struct tv_sim_event *ev)
 		   c->active) {
 		c->error_cqes++;
 		if (!c->allow_errors)
-			failures_add(c->fails,
+			failures_add(c->fails, FK_ERROR,
 				     "error completion on node %u: %s (opcode %u) at %" PRIu64 " ns",
 				     ev->node,
 				     tv_vf_wc_status_str((enum tv_vf_wc_status)ev->status),
 				     ev->opcode, ev->time_ns);
 	} else if (ev->kind == TV_SIM_EV_CQ_OVERFLOW && c->active) {
-		failures_add(c->fails, "CQ overflow on node %u at %" PRIu64 " ns",
+		failures_add(c->fails, FK_ERROR, "CQ overflow on node %u at %" PRIu64 " ns",
 			     ev->node, ev->time_ns);
 	}
 }
@@ -406,8 +471,10 @@ void checker_quiescent(struct checker *c)
 {
 	for (uint32_t n = 0; n < c->nodes; n++)
 		for (uint32_t p = 0; p < c->nodes; p++)
-			if (c->in_flight[n * c->nodes + p] != 0)
-				failures_add(c->fails,
+			/* A failed direction never gets its ACK: not a hang. */
+			if (c->in_flight[n * c->nodes + p] != 0 &&
+			    !c->dir_failed[n * c->nodes + p])
+				failures_add(c->fails, FK_HANG,
 					     "invariant: at quiescence node %u still waits for the ACK of a control message to node %u (the tensorflow #11416 hang)",
 					     n, p);
 }

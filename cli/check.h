@@ -23,13 +23,41 @@
 
 #define FAILURES_KEPT 40
 
-struct failures {
-	char *msgs[FAILURES_KEPT];
-	size_t count;            /* all of them, kept or not */
+/*
+ * What a failure is about.  Shrinking keeps a reduced run only while it
+ * fails the same way, so every failure says which invariant (or which
+ * kind of expectation) it broke.
+ */
+enum fail_kind {
+	FK_RUNNER = 0,   /* the run could not be set up or driven */
+	FK_EXPECT,       /* a scenario expectation: expect, expect_stats ... */
+	FK_DATA,         /* data not intact: wrong bytes, dtype, shape ... */
+	FK_CALLBACK,     /* a done callback ran twice, or broke its contract */
+	FK_HANG,         /* never completed, not quiescent, ACK never came */
+	FK_IN_FLIGHT,    /* two control messages in flight, or a stray ACK */
+	FK_WRITE,        /* a write outside what the receiver advertised */
+	FK_ERROR,        /* an error completion or channel error not allowed */
+	FK_LEAK,         /* something left at quiescence or at teardown */
+	FK_OUTCOME,      /* a recv failed without a cause that allows it */
+	FK_CRASH,        /* the run died (swarm and shrink workers only) */
+	FK_COUNT
 };
 
-void failures_add(struct failures *f, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+const char *fail_kind_name(enum fail_kind kind);
+/* -EINVAL for an unknown name. */
+int fail_kind_from_name(const char *name, enum fail_kind *kind_p);
+
+struct failures {
+	char *msgs[FAILURES_KEPT];
+	enum fail_kind msg_kinds[FAILURES_KEPT];
+	size_t count;            /* all of them, kept or not */
+	uint32_t kinds;          /* bit (1 << kind) for every kind seen */
+	enum fail_kind first;    /* kind of the first failure */
+};
+
+void failures_add(struct failures *f, enum fail_kind kind,
+		  const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 void failures_print(const struct failures *f, FILE *out);
 void failures_free(struct failures *f);
 
@@ -40,6 +68,7 @@ struct adv_entry {
 	uint32_t rkey;
 	uint64_t step_id;        /* of the request that advertised it */
 	uint64_t name_hash;
+	bool done;               /* completed (or its connection is gone) */
 };
 
 struct checker {
@@ -50,8 +79,20 @@ struct checker {
 	bool allow_errors;
 	bool active;             /* false once teardown starts */
 	int64_t *in_flight;      /* [node * nodes + peer] */
+	/*
+	 * The direction's connection failed: what was in flight is gone, and
+	 * completions polled after the failure may still report ACKs.
+	 */
+	bool *dir_failed;
+	uint64_t *chan_errors;   /* CHANNEL_ERROR events per direction */
 	struct tv_channel_info *rx; /* node's rx buffer for peer */
 	bool *rx_known;
+	/*
+	 * vf/write/dup fired this many times so far (set by the runner): a
+	 * duplicate may then land in the buffer just delivered.
+	 */
+	uint64_t dup_fires;
+	uint64_t dup_landed;
 	/* advertised destinations, open addressing */
 	struct adv_entry *adv;
 	size_t adv_cap;
@@ -70,6 +111,11 @@ void checker_set_rx(struct checker *c, uint32_t node, uint32_t peer,
 		    const struct tv_channel_info *info);
 /* At quiescence: every control message must have been acknowledged. */
 void checker_quiescent(struct checker *c);
+/*
+ * A new connection between a and b (reconnect): nothing of the old one is
+ * in flight any more, and no buffer advertised on it may be written.
+ */
+void checker_new_epoch(struct checker *c, uint32_t a, uint32_t b);
 
 void checker_engine_event(void *ctx, const struct tv_engine_event *ev);
 void checker_sim_event(void *ctx, const struct tv_sim_event *ev);

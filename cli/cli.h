@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "runner.h"
 #include "scenario.h"
@@ -24,6 +25,9 @@ int cli_show(int argc, char **argv, const char *argv0);
 
 /* The built-in demo scenario, as JSON text. */
 extern const char cli_demo_scenario[];
+
+/* w as one shell word: quoted only when the shell would split it. */
+void cli_put_shell_word(FILE *out, const char *w);
 
 /* Strict unsigned parse of a command-line number; -EINVAL if bad. */
 int cli_parse_u64(const char *s, uint64_t *v_p);

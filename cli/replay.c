@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "plan.h"
 #include "trace.h"
 
 static const char replay_usage[] =
@@ -22,7 +23,8 @@ static const char replay_usage[] =
 	"\n"
 	"Re-runs the scenario embedded in a trace written by `tensorverbs run\n"
 	"--trace` with the trace's seed, and compares every event with the\n"
-	"recorded one (wall-clock fields excepted).\n"
+	"recorded one (wall-clock fields excepted).  The header's fault plan\n"
+	"is armed again, with the same seed: faults fire at the same hits.\n"
 	"\n"
 	"exit status: 0 identical, 1 the runs diverge (the first divergent\n"
 	"event is printed), 2 bad usage or a malformed trace.\n";
@@ -223,9 +225,30 @@ static int parse_replay_args(int argc, char **argv, const char **file_p)
 	return 0;
 }
 
-/* Line 1: the header, and the scenario it embeds. */
+/* The header's plan is the run's: it replaces the scenario's own. */
+static int header_plan(struct replay_cmp *c, json_t *plan,
+		       struct scenario *sc)
+{
+	char err[PLAN_ERR_MAX];
+	int rc;
+
+	if (json_is_null(plan)) {
+		json_decref(sc->faults);
+		sc->faults = NULL;
+		return 0;
+	}
+	rc = plan_validate(plan, err, sizeof(err));
+	if (rc) {
+		snprintf(c->err, sizeof(c->err), "the trace's plan is invalid: %s",
+			 err);
+		return rc;
+	}
+	return scenario_set_faults(sc, plan, true);
+}
+
+/* Line 1: the header, the scenario it embeds, and the plan. */
 static int load_header(struct replay_cmp *c, uint64_t *seed_p,
-		       struct scenario **sc_p)
+		       uint32_t *breakage_p, struct scenario **sc_p)
 {
 	struct trace_header h;
 	char err[SC_ERR_MAX];
@@ -238,11 +261,6 @@ static int load_header(struct replay_cmp *c, uint64_t *seed_p,
 	if (rc)
 		return rc;
 	rc = trace_header_parse(hdr, &h, c->err);
-	if (!rc && !json_is_null(h.plan)) {
-		snprintf(c->err, sizeof(c->err),
-			 "the trace has a fault plan; this build cannot apply one");
-		rc = -EOPNOTSUPP;
-	}
 	if (!rc && strcmp(h.build_id, trace_build_id()))
 		fprintf(stderr, "replay: warning: trace made by build %s, this is %s; comparing anyway\n",
 			h.build_id, trace_build_id());
@@ -252,20 +270,26 @@ static int load_header(struct replay_cmp *c, uint64_t *seed_p,
 		if (rc)
 			snprintf(c->err, sizeof(c->err),
 				 "the trace's scenario is invalid: %s", err);
+		else if ((rc = header_plan(c, h.plan, *sc_p)))
+			scenario_free(*sc_p), *sc_p = NULL;
 	}
-	if (!rc)
+	if (!rc) {
 		*seed_p = h.seed;
+		*breakage_p = h.test_breakage;
+	}
 	json_decref(hdr);
 	return rc;
 }
 
 /* Runs the world with compare_event() as the recorder's output. */
 static int replay_run(struct replay_cmp *c, const struct scenario *sc,
-		      uint64_t seed, struct trace_rec *rec)
+		      uint64_t seed, uint32_t breakage, struct trace_rec *rec)
 {
 	struct failures fails = { 0 };
 	struct run_result res = { 0 };
-	struct run_opts opts = { .seed = seed, .rec = rec };
+	struct run_opts opts = {
+		.seed = seed, .rec = rec, .test_breakage = breakage,
+	};
 	json_t *sum;
 	int rc;
 
@@ -311,6 +335,7 @@ int cli_replay(int argc, char **argv, const char *argv0)
 	struct scenario *sc = NULL;
 	const char *file;
 	uint64_t seed;
+	uint32_t breakage = 0;
 	int rc = parse_replay_args(argc, argv, &file), exit_code;
 
 	(void)argv0;
@@ -322,7 +347,7 @@ int cli_replay(int argc, char **argv, const char *argv0)
 			strerror(-rc));
 		return CLI_EXIT_USAGE;
 	}
-	rc = load_header(&c, &seed, &sc);
+	rc = load_header(&c, &seed, &breakage, &sc);
 	if (rc) {
 		fprintf(stderr, "tensorverbs replay: malformed trace: %s\n",
 			c.err);
@@ -330,7 +355,7 @@ int cli_replay(int argc, char **argv, const char *argv0)
 		goto close_reader;
 	}
 	trace_rec_init(&rec, compare_event, &c);
-	rc = replay_run(&c, sc, seed, &rec);
+	rc = replay_run(&c, sc, seed, breakage, &rec);
 	if (rc) {
 		fprintf(stderr, "tensorverbs replay: %s\n", strerror(-rc));
 		exit_code = CLI_EXIT_USAGE;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "plan.h"
 #include "trace.h"
 
 static const char run_usage[] =
@@ -19,6 +20,9 @@ static const char run_usage[] =
 	"\n"
 	"options:\n"
 	"  --seed N       seed of the run (default: the scenario's \"seed\")\n"
+	"  --faults PLAN  inject faults (docs/faults.md): a JSON array of rules\n"
+	"                 or \"point[:key=value,...][;point...]\"; a rule for a\n"
+	"                 point the scenario's \"faults\" has replaces it\n"
 	"  --quiet, -q    print nothing but failures (and --print-hash)\n"
 	"  --print-hash   print the simulator's event hash: event-hash: 0x...\n"
 	"  --trace FILE   write every event to FILE as JSON Lines, for\n"
@@ -27,7 +31,10 @@ static const char run_usage[] =
 	"  --help, -h     this text\n"
 	"\n"
 	"exit status: 0 all checks held, 1 a check failed, 2 bad usage or\n"
-	"scenario.  A failure prints the command that reproduces it.\n";
+	"scenario.  A failure prints the command that reproduces it.\n"
+	"\n"
+	"TV_BREAK=no-ack-timeout in the environment breaks the engine on\n"
+	"purpose (for testing swarm and shrink only; docs/swarm.md).\n";
 
 struct run_args {
 	const char *file;
@@ -37,6 +44,8 @@ struct run_args {
 	bool print_hash;
 	bool verbose;
 	const char *trace_file;
+	const char *faults;        /* --faults PLAN, as given */
+	uint32_t breakage;         /* TV_BREAK */
 };
 
 static int parse_run_args(int argc, char **argv, struct run_args *a)
@@ -47,11 +56,17 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 		{ "print-hash", no_argument, NULL, 'H' },
 		{ "trace", required_argument, NULL, 'T' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "faults", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
+	if (runner_breakage_from_env(&a->breakage)) {
+		fprintf(stderr, "tensorverbs run: bad TV_BREAK '%s' (known: no-ack-timeout)\n",
+			getenv("TV_BREAK"));
+		return -EINVAL;
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qvh", opts, NULL)) != -1) {
 		switch (c) {
@@ -67,6 +82,7 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 		case 'H': a->print_hash = true; break;
 		case 'T': a->trace_file = optarg; break;
 		case 'v': a->verbose = true; break;
+		case 'F': a->faults = optarg; break;
 		case 'h': fputs(run_usage, stdout); return 1;
 		default: fputs(run_usage, stderr); return -EINVAL;
 		}
@@ -77,6 +93,27 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 	}
 	a->file = optind < argc ? argv[optind] : NULL;
 	return 0;
+}
+
+static void print_faults(const struct run_result *res)
+{
+	const struct tv_flt_point_info *pts;
+	const struct tv_engine_stats *t = &res->total;
+	size_t n, shown = 0;
+
+	pts = tv_flt_points(&n);
+	printf("faults      %" PRIu64 " fired", res->fault_fires);
+	for (size_t i = 0; i < n && i < RUN_MAX_POINTS; i++)
+		if (res->point_fires[i])
+			printf("%s %s x%" PRIu64, shown++ ? "," : ":",
+			       pts[i].name, res->point_fires[i]);
+	printf("\n");
+	printf("recovery    %" PRIu64 " ACK timeouts, %" PRIu64
+	       " recv timeouts, %" PRIu64 " channel failures, %" PRIu64
+	       " reconnects, %" PRIu64 " retries, %" PRIu64
+	       " duplicates landed, %" PRIu64 " refused\n",
+	       t->ack_timeouts, t->recv_timeouts, t->channel_failures,
+	       t->reconnects, t->retries, res->dup_landed, res->refused);
 }
 
 static void print_summary(const struct scenario *sc,
@@ -109,22 +146,68 @@ static void print_summary(const struct scenario *sc,
 	printf("checked     %" PRIu64 " tensor writes and %" PRIu64
 	       " control messages against advertised buffers\n",
 	       res->checked_writes, res->checked_msgs);
+	if (scenario_has_faults(sc))
+		print_faults(res);
 	printf("time        %s virtual; %" PRIu64 " sim events in %s wall (%sevents/s)\n",
 	       v, res->sim_events, w, rate);
+}
+
+void cli_put_shell_word(FILE *out, const char *w)
+{
+	/* Quote only if the shell would split or expand it. */
+	if (!*w || strpbrk(w, " \t\n'\"$\\;&|<>()*?[]{}~`!#")) {
+		fputc('\'', out);
+		for (; *w; w++) {
+			if (*w == '\'')
+				fputs("'\\''", out);
+			else
+				fputc(*w, out);
+		}
+		fputc('\'', out);
+	} else {
+		fputs(w, out);
+	}
 }
 
 static void print_repro(const char *argv0, const struct run_args *a,
 			uint64_t seed)
 {
-	fprintf(stderr, "reproduce: %s run", argv0);
+	fprintf(stderr, "reproduce: ");
+	if (a->breakage)
+		fprintf(stderr, "TV_BREAK=%s ",
+			runner_breakage_name(a->breakage));
+	fprintf(stderr, "%s run", argv0);
 	if (a->file) {
-		/* Quote the path only if the shell would split it. */
-		if (strpbrk(a->file, " \t'\"$\\"))
-			fprintf(stderr, " '%s'", a->file);
-		else
-			fprintf(stderr, " %s", a->file);
+		fputc(' ', stderr);
+		cli_put_shell_word(stderr, a->file);
+	}
+	if (a->faults) {
+		fputs(" --faults ", stderr);
+		cli_put_shell_word(stderr, a->faults);
 	}
 	fprintf(stderr, " --seed %" PRIu64 "\n", seed);
+}
+
+/* --faults extends the scenario's plan; its rules win per point. */
+static int apply_faults(const struct run_args *a, struct scenario *sc)
+{
+	char err[PLAN_ERR_MAX];
+	json_t *plan;
+	int rc;
+
+	if (!a->faults)
+		return 0;
+	rc = plan_from_text(a->faults, &plan, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "tensorverbs run: bad --faults: %s\n",
+			rc == -EINVAL ? err : strerror(-rc));
+		return rc;
+	}
+	rc = scenario_set_faults(sc, plan, false);
+	json_decref(plan);
+	if (rc)
+		fprintf(stderr, "tensorverbs run: %s\n", strerror(-rc));
+	return rc;
 }
 
 /* The scenario, and its JSON as parsed: a trace embeds the latter. */
@@ -153,6 +236,12 @@ static int load(const struct run_args *a, struct scenario **sc_p,
 		json_decref(root);
 		return rc;
 	}
+	rc = apply_faults(a, *sc_p);
+	if (rc) {
+		scenario_free(*sc_p);
+		json_decref(root);
+		return rc;
+	}
 	*root_p = root;
 	return 0;
 }
@@ -170,7 +259,7 @@ static int emit_line(void *ctx, json_t *ev)
 }
 
 static int trace_open(const struct run_args *a, uint64_t seed, json_t *root,
-		      struct run_trace *rt)
+		      json_t *plan, struct run_trace *rt)
 {
 	json_t *hdr;
 	int rc;
@@ -180,7 +269,8 @@ static int trace_open(const struct run_args *a, uint64_t seed, json_t *root,
 		rc = -errno;
 		goto report;
 	}
-	rc = trace_header_new(seed, root, a->file, &hdr);
+	rc = trace_header_new(seed, root, a->file, plan,
+			      runner_breakage_name(a->breakage), &hdr);
 	if (rc)
 		goto close_file;
 	rc = trace_write_line(rt->f, hdr);
@@ -249,7 +339,10 @@ int cli_run(int argc, char **argv, const char *argv0)
 		return CLI_EXIT_USAGE;
 	opts.seed = a.has_seed ? a.seed : sc->seed;
 	opts.verbose = a.verbose;
-	if (a.trace_file && trace_open(&a, opts.seed, root, &rt)) {
+	opts.test_breakage = a.breakage;
+	if (a.trace_file &&
+	    trace_open(&a, opts.seed, root,
+		       scenario_has_faults(sc) ? sc->faults : NULL, &rt)) {
 		exit_code = CLI_EXIT_USAGE;
 		goto free_scenario;
 	}

@@ -11,53 +11,8 @@
 #include <time.h>
 
 #include "fill.h"
-#include "runner.h"
+#include "runner_int.h"
 #include "trace.h"
-
-struct runner;
-
-struct node_slot {
-	struct runner *r;
-	uint32_t id;
-	struct tv_engine *engine;
-};
-
-/* What a send actually published, recorded when it ran. */
-struct pub {
-	bool done;
-	bool is_error;
-	enum tv_dtype dtype;
-	struct tv_shape shape;
-	bool dead;
-	uint64_t digest;
-};
-
-struct send_slot {
-	struct runner *r;
-	size_t idx;
-	struct pub pub;
-};
-
-struct recv_slot {
-	struct runner *r;
-	size_t idx;
-	unsigned calls;            /* done callback invocations */
-};
-
-struct runner {
-	const struct scenario *sc;
-	const struct run_opts *opts;
-	struct failures *fails;
-	struct tv_sim *sim;
-	struct node_slot *nodes;
-	struct send_slot *sends;
-	struct recv_slot *recvs;
-	bool *pairs;               /* [a * nodes + b]: a channel a <-> b */
-	struct checker chk;
-	bool chk_ready;
-	bool tearing_down;         /* engine destroy cancels what is left */
-	struct run_result res;
-};
 
 uint64_t runner_wall_ns(void)
 {
@@ -68,15 +23,51 @@ uint64_t runner_wall_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+int runner_breakage_from_env(uint32_t *bits_p)
+{
+	const char *v = getenv("TV_BREAK");
+
+	if (!v || !*v) {
+		*bits_p = 0;
+		return 0;
+	}
+	if (strcmp(v, "no-ack-timeout"))
+		return -EINVAL;
+	*bits_p = TV_BREAK_NO_ACK_TIMEOUT;
+	return 0;
+}
+
+const char *runner_breakage_name(uint32_t bits)
+{
+	return bits & TV_BREAK_NO_ACK_TIMEOUT ? "no-ack-timeout" : NULL;
+}
+
+/*
+ * The engine refused an operation (send, recv).  Under an injected
+ * allocation or registration failure that is the engine doing its job;
+ * otherwise it is a failure of the run.
+ */
+void runner_fail_or_tolerate(struct runner *r, const char *what, int err)
+{
+	if (r->unrecoverable_fires) {
+		r->res.refused++;
+		return;
+	}
+	failures_add(r->fails, FK_RUNNER, "%s: %s", what, strerror(-err));
+}
+
 static void progress_cb(void *arg, uint32_t node)
 {
 	struct node_slot *ns = arg;
+	uint32_t prev = ns->r->actor;
 	int rc;
 
 	assert(ns->id == node);
+	ns->r->actor = node;
 	rc = tv_engine_progress(ns->engine);
+	ns->r->actor = prev;
 	if (rc < 0)
-		failures_add(ns->r->fails,
+		failures_add(ns->r->fails, FK_RUNNER,
 			     "tv_engine_progress on node %u failed: %s at %" PRIu64 " ns",
 			     node, strerror(-rc), tv_sim_now_ns(ns->r->sim));
 }
@@ -116,14 +107,16 @@ static int create_sim(struct runner *r)
 	cfg.jitter_ns_max = sc->jitter_ns_max;
 	rc = tv_sim_create(&cfg, &r->sim);
 	if (rc) {
-		failures_add(r->fails, "tv_sim_create: %s", strerror(-rc));
+		failures_add(r->fails, FK_RUNNER, "tv_sim_create: %s",
+			     strerror(-rc));
 		return rc;
 	}
 	for (size_t i = 0; i < sc->nlinks; i++) {
 		rc = tv_sim_set_link(r->sim, sc->links[i].from,
 				     sc->links[i].to, &sc->links[i].link);
 		if (rc) {
-			failures_add(r->fails, "tv_sim_set_link %u->%u: %s",
+			failures_add(r->fails, FK_RUNNER,
+				     "tv_sim_set_link %u->%u: %s",
 				     sc->links[i].from, sc->links[i].to,
 				     strerror(-rc));
 			return rc;
@@ -139,6 +132,7 @@ static int create_engines(struct runner *r)
 	for (uint32_t n = 0; n < sc->nodes; n++) {
 		struct tv_engine_config cfg;
 		struct node_slot *ns = &r->nodes[n];
+		struct tv_vf_device *dev;
 		int rc;
 
 		tv_engine_config_default(&cfg);
@@ -150,13 +144,17 @@ static int create_engines(struct runner *r)
 		cfg.validate_checksum = sc->validate_checksum;
 		cfg.observe = engine_observe;
 		cfg.observe_ctx = r;
+		cfg.test_breakage = r->opts->test_breakage;
 		ns->r = r;
 		ns->id = n;
-		rc = tv_engine_create(tv_sim_device(r->sim, n), &cfg,
-				      &ns->engine);
+		runner_engine_faults(r, ns, &cfg);
+		rc = runner_wrap_device(r, n, &dev);
+		if (!rc)
+			rc = tv_engine_create(dev, &cfg, &ns->engine);
 		if (rc) {
-			failures_add(r->fails, "tv_engine_create(node %u): %s",
-				     n, strerror(-rc));
+			failures_add(r->fails, FK_RUNNER,
+				     "tv_engine_create(node %u): %s", n,
+				     strerror(-rc));
 			return rc;
 		}
 		tv_sim_set_progress(r->sim, n, progress_cb, ns);
@@ -164,33 +162,56 @@ static int create_engines(struct runner *r)
 	return 0;
 }
 
-static int connect_pair(struct runner *r, uint32_t a, uint32_t b)
+/* The out-of-band exchange: each side learns the other's QP and buffer. */
+int runner_connect_pair(struct runner *r, uint32_t a, uint32_t b)
 {
-	struct tv_channel *ca, *cb;
+	struct tv_channel *ca = tv_engine_channel(r->nodes[a].engine, b);
+	struct tv_channel *cb = tv_engine_channel(r->nodes[b].engine, a);
 	struct tv_channel_info ia, ib;
 	int rc;
 
-	rc = tv_channel_create(r->nodes[a].engine, b, &ca);
-	if (!rc)
-		rc = tv_channel_create(r->nodes[b].engine, a, &cb);
-	if (!rc)
-		rc = tv_channel_info(ca, &ia);
+	assert(ca && cb);
+	rc = tv_channel_info(ca, &ia);
 	if (!rc)
 		rc = tv_channel_info(cb, &ib);
-	if (rc) {
-		failures_add(r->fails, "channel %u<->%u setup: %s", a, b,
-			     strerror(-rc));
+	if (rc)
 		return rc;
-	}
 	/* Each side's rx buffer is where the other side's messages land. */
 	checker_set_rx(&r->chk, a, b, &ia);
 	checker_set_rx(&r->chk, b, a, &ib);
 	rc = tv_channel_connect(ca, &ib);
 	if (!rc)
 		rc = tv_channel_connect(cb, &ia);
+	if (!rc) {
+		r->connected[a * r->sc->nodes + b] = true;
+		r->connected[b * r->sc->nodes + a] = true;
+	}
+	return rc;
+}
+
+static int create_pair(struct runner *r, uint32_t a, uint32_t b)
+{
+	const struct scenario *sc = r->sc;
+	struct tv_channel *ca, *cb;
+	int rc;
+
+	rc = tv_channel_create(r->nodes[a].engine, b, &ca);
+	if (!rc)
+		rc = tv_channel_create(r->nodes[b].engine, a, &cb);
+	if (rc) {
+		failures_add(r->fails, FK_RUNNER, "channel %u<->%u setup: %s",
+			     a, b, strerror(-rc));
+		return rc;
+	}
+	/* A late node's channels connect when it starts (#18630). */
+	if (sc->start_ns[a] || sc->start_ns[b]) {
+		r->late[r->nlate++] = (struct late_pair){ r, a, b };
+		return 0;
+	}
+	rc = runner_connect_pair(r, a, b);
 	if (rc)
-		failures_add(r->fails, "channel %u<->%u connect: %s", a, b,
-			     strerror(-rc));
+		failures_add(r->fails, FK_RUNNER, "channel %u<->%u connect: %s",
+			     a, b, strerror(-rc));
 	return rc;
 }
 
@@ -209,7 +230,7 @@ static int connect_all(struct runner *r)
 
 			if (!r->pairs[a * n + b])
 				continue;
-			rc = connect_pair(r, a, b);
+			rc = create_pair(r, a, b);
 			if (rc)
 				return rc;
 		}
@@ -243,6 +264,35 @@ static int fill_strings(const struct sc_send *s, uint64_t seed,
 	return 0;
 }
 
+static void free_host(void *arg, void *data)
+{
+	free(data);
+}
+
+/* Caller-owned memory the engine never registered (TensorFlow #23220). */
+static int make_unregistered(struct runner *r, const struct sc_send *s,
+			     uint64_t seed, struct tv_tensor **t_p)
+{
+	size_t esize = tv_dtype_size(s->dtype);
+	uint64_t n = 0;
+	void *data;
+	int rc;
+
+	rc = scenario_num_elements(&s->shape, &n);
+	if (rc)
+		return rc;
+	/* Never NULL, even for an empty tensor: it is a real buffer. */
+	data = malloc(n * esize > 0 ? n * esize : 1);
+	if (!data)
+		return -ENOMEM;
+	fill_bytes(data, n * esize, s->dtype, s->fill.pattern, seed);
+	rc = tv_tensor_wrap_host(r->nodes[s->from].engine, s->dtype, &s->shape,
+				 data, free_host, NULL, t_p);
+	if (rc)
+		free(data);
+	return rc;
+}
+
 static int make_tensor(struct runner *r, const struct sc_send *s,
 		       struct tv_tensor **t_p)
 {
@@ -253,6 +303,8 @@ static int make_tensor(struct runner *r, const struct sc_send *s,
 
 	if (s->dead)
 		return tv_tensor_create_dead(engine, s->dtype, t_p);
+	if (s->unregistered)
+		return make_unregistered(r, s, seed, t_p);
 	rc = tv_tensor_create(engine, s->dtype, &s->shape, s->place, &t);
 	if (rc)
 		return rc;
@@ -275,6 +327,19 @@ static int make_tensor(struct runner *r, const struct sc_send *s,
 	return 0;
 }
 
+#define SEND_FMT "step %" PRIu64 ": node %u %s '%s'"
+
+static void send_refused(struct send_slot *ss, const struct sc_send *s,
+			 const char *op, int rc)
+{
+	char what[TV_NAME_MAX + 96];
+
+	snprintf(what, sizeof(what), SEND_FMT, s->step_id, s->from, op,
+		 s->name);
+	ss->pub.refused = true;
+	runner_fail_or_tolerate(ss->r, what, rc);
+}
+
 static void send_error_cb(struct send_slot *ss, const struct sc_send *s)
 {
 	struct runner *r = ss->r;
@@ -284,9 +349,7 @@ static void send_error_cb(struct send_slot *ss, const struct sc_send *s)
 				  s->name, s->err_code,
 				  s->err_msg ? s->err_msg : "");
 	if (rc) {
-		failures_add(r->fails,
-			     "step %" PRIu64 ": node %u send_error '%s': %s",
-			     s->step_id, s->from, s->name, strerror(-rc));
+		send_refused(ss, s, "send_error", rc);
 		return;
 	}
 	ss->pub.done = true;
@@ -298,19 +361,19 @@ static void send_cb(void *arg)
 	struct send_slot *ss = arg;
 	struct runner *r = ss->r;
 	const struct sc_send *s = &r->sc->sends[ss->idx];
+	uint32_t prev = r->actor;
 	struct tv_tensor *t;
 	int rc;
 
+	r->actor = s->from;
 	if (s->is_error) {
 		send_error_cb(ss, s);
-		return;
+		goto out;
 	}
 	rc = make_tensor(r, s, &t);
 	if (rc) {
-		failures_add(r->fails,
-			     "step %" PRIu64 ": node %u cannot create tensor '%s': %s",
-			     s->step_id, s->from, s->name, strerror(-rc));
-		return;
+		send_refused(ss, s, "cannot create tensor", rc);
+		goto out;
 	}
 	/* Record what was published, read back from the tensor itself. */
 	ss->pub.dtype = tv_tensor_dtype(t);
@@ -321,221 +384,12 @@ static void send_cb(void *arg)
 		rc = tv_engine_send(r->nodes[s->from].engine, s->step_id,
 				    s->name, t);
 	tv_tensor_unref(t);
-	if (rc) {
-		failures_add(r->fails,
-			     "step %" PRIu64 ": node %u send '%s': %s",
-			     s->step_id, s->from, s->name, strerror(-rc));
-		return;
-	}
-	ss->pub.done = true;
-}
-
-/* ---- receives -------------------------------------------------------- */
-
-#define RECV_FMT "step %" PRIu64 ": node %u recv '%s' from node %u"
-#define RECV_ARGS(rv) (rv)->step_id, (rv)->node, (rv)->name, (rv)->from
-
-static void shape_str(const struct tv_shape *s, char *buf, size_t cap)
-{
-	size_t used = 0;
-
-	used += (size_t)snprintf(buf, cap, "[");
-	for (uint32_t i = 0; i < s->rank && used < cap; i++)
-		used += (size_t)snprintf(buf + used, cap - used, "%s%" PRId64,
-					 i ? "," : "", s->dims[i]);
-	if (used < cap)
-		snprintf(buf + used, cap - used, "]");
-}
-
-static bool check_meta(struct runner *r, const struct sc_recv *rv,
-		       enum tv_dtype dtype, const struct tv_shape *shape,
-		       bool dead, struct tv_tensor *t, const char *what)
-{
-	char a[128], b[128];
-
-	if (tv_tensor_dtype(t) != dtype) {
-		failures_add(r->fails, RECV_FMT ": dtype %s, %s %s",
-			     RECV_ARGS(rv), tv_dtype_name(tv_tensor_dtype(t)),
-			     what, tv_dtype_name(dtype));
-		return false;
-	}
-	if (tv_tensor_is_dead(t) != dead) {
-		failures_add(r->fails, RECV_FMT ": is_dead %d, %s %d",
-			     RECV_ARGS(rv), tv_tensor_is_dead(t), what, dead);
-		return false;
-	}
-	if (shape && !dead && !tv_shape_equal(tv_tensor_shape(t), shape)) {
-		shape_str(tv_tensor_shape(t), a, sizeof(a));
-		shape_str(shape, b, sizeof(b));
-		failures_add(r->fails, RECV_FMT ": shape %s, %s %s",
-			     RECV_ARGS(rv), a, what, b);
-		return false;
-	}
-	return true;
-}
-
-static void check_expect_strings(struct runner *r, const struct sc_recv *rv,
-				 struct tv_tensor *t)
-{
-	const struct sc_expect *ex = &rv->expect;
-
-	if (tv_tensor_num_elements(t) != ex->nstrings) {
-		failures_add(r->fails, RECV_FMT ": %" PRIu64 " strings, expected %zu",
-			     RECV_ARGS(rv), tv_tensor_num_elements(t),
-			     ex->nstrings);
-		return;
-	}
-	for (size_t i = 0; i < ex->nstrings; i++) {
-		const void *bytes;
-		size_t len;
-
-		if (tv_tensor_get_string(t, i, &bytes, &len) ||
-		    len != ex->strings[i].len ||
-		    memcmp(bytes, ex->strings[i].data, len) != 0) {
-			failures_add(r->fails,
-				     RECV_FMT ": string element %zu differs from the expected \"%s\"",
-				     RECV_ARGS(rv), i, ex->strings[i].data);
-			return;
-		}
-	}
-}
-
-/* The scenario's own checks, on top of "equal to what was published". */
-static void check_expect_extra(struct runner *r, const struct sc_recv *rv,
-			       struct tv_tensor *t, uint64_t digest)
-{
-	const struct sc_expect *ex = &rv->expect;
-	uint64_t want;
-
-	if ((ex->has_dtype || ex->has_dead || ex->has_shape) &&
-	    !check_meta(r, rv, ex->has_dtype ? ex->dtype : tv_tensor_dtype(t),
-			ex->has_shape ? &ex->shape : NULL,
-			ex->has_dead ? ex->dead : tv_tensor_is_dead(t), t,
-			"expected"))
-		return;
-	if (ex->strings)
-		check_expect_strings(r, rv, t);
-	if (!ex->has_fill)
-		return;
-	if (fill_expected_digest(tv_tensor_dtype(t), tv_tensor_num_elements(t),
-				 ex->fill.pattern,
-				 fill_seed(r->opts->seed, &ex->fill,
-					   rv->step_id, rv->name),
-				 &want) == 0 && want != digest)
-		failures_add(r->fails,
-			     RECV_FMT ": data differs from the expected fill (digest 0x%016" PRIx64 ", expected 0x%016" PRIx64 ")",
-			     RECV_ARGS(rv), digest, want);
-}
-
-static void verify_tensor(struct runner *r, const struct sc_recv *rv,
-			  struct tv_tensor *t)
-{
-	const struct pub *pub = &r->sends[rv->send_index].pub;
-	uint64_t digest;
-
-	if (!pub->done || pub->is_error) {
-		failures_add(r->fails, RECV_FMT ": got a tensor, but the sender %s",
-			     RECV_ARGS(rv), pub->done ?
-			     "published an error" : "has not published yet");
-		return;
-	}
-	if (!check_meta(r, rv, pub->dtype, &pub->shape, pub->dead, t,
-			"the sender published"))
-		return;
-	if (!pub->dead && tv_tensor_placement(t) != rv->place) {
-		failures_add(r->fails, RECV_FMT ": placement %s, asked for %s",
-			     RECV_ARGS(rv),
-			     tv_tensor_placement(t) ? "device" : "host",
-			     rv->place ? "device" : "host");
-		return;
-	}
-	if (fill_digest_tensor(t, &digest)) {
-		failures_add(r->fails, RECV_FMT ": cannot read the data",
-			     RECV_ARGS(rv));
-		return;
-	}
-	if (digest != pub->digest) {
-		failures_add(r->fails,
-			     RECV_FMT ": data corrupted (digest 0x%016" PRIx64 ", published 0x%016" PRIx64 ")",
-			     RECV_ARGS(rv), digest, pub->digest);
-		return;
-	}
-	r->res.bytes_received += fill_payload_bytes(t);
-	check_expect_extra(r, rv, t, digest);
-}
-
-static void check_error(struct runner *r, const struct sc_recv *rv,
-			const struct tv_status *st)
-{
-	const struct sc_expect *ex = &rv->expect;
-
-	if (ex->kind != SC_EXPECT_ERROR) {
-		failures_add(r->fails, RECV_FMT ": expected ok, got %s: %s",
-			     RECV_ARGS(rv), tv_code_name(st->code),
-			     st->message);
-		return;
-	}
-	if (st->code != ex->code)
-		failures_add(r->fails, RECV_FMT ": expected %s, got %s: %s",
-			     RECV_ARGS(rv), tv_code_name(ex->code),
-			     tv_code_name(st->code), st->message);
-	else if (ex->message && !strstr(st->message, ex->message))
-		failures_add(r->fails,
-			     RECV_FMT ": message \"%s\" does not contain \"%s\"",
-			     RECV_ARGS(rv), st->message, ex->message);
-}
-
-static void recv_done(void *arg, const struct tv_status *st,
-		      struct tv_tensor *t)
-{
-	struct recv_slot *rs = arg;
-	struct runner *r = rs->r;
-	const struct sc_recv *rv = &r->sc->recvs[rs->idx];
-
-	if (++rs->calls == 1 && r->tearing_down) {
-		/* Reported as "never completed" already; this is the cancel. */
-	} else if (rs->calls > 1) {
-		failures_add(r->fails,
-			     "invariant: " RECV_FMT ": done callback ran %u times (status %s)",
-			     RECV_ARGS(rv), rs->calls, tv_code_name(st->code));
-	} else if (st->code != TV_OK) {
-		r->res.recvs_error++;
-		if (t)
-			failures_add(r->fails, RECV_FMT ": error status with a tensor",
-				     RECV_ARGS(rv));
-		check_error(r, rv, st);
-	} else if (!t) {
-		failures_add(r->fails, RECV_FMT ": OK status without a tensor",
-			     RECV_ARGS(rv));
-	} else if (rv->expect.kind == SC_EXPECT_ERROR) {
-		failures_add(r->fails, RECV_FMT ": expected %s, got a tensor",
-			     RECV_ARGS(rv), tv_code_name(rv->expect.code));
-	} else {
-		r->res.recvs_ok++;
-		verify_tensor(r, rv, t);
-	}
-	if (t)
-		tv_tensor_unref(t);
-}
-
-static void recv_cb(void *arg)
-{
-	struct recv_slot *rs = arg;
-	struct runner *r = rs->r;
-	const struct sc_recv *rv = &r->sc->recvs[rs->idx];
-	struct tv_engine *engine = r->nodes[rv->node].engine;
-	struct tv_channel *ch = tv_engine_channel(engine, rv->from);
-	int rc;
-
-	if (!ch) {
-		failures_add(r->fails, RECV_FMT ": no channel", RECV_ARGS(rv));
-		return;
-	}
-	rc = tv_engine_recv_async(engine, ch, rv->step_id, rv->name,
-				  rv->place, recv_done, rs);
 	if (rc)
-		failures_add(r->fails, RECV_FMT ": tv_engine_recv_async: %s",
-			     RECV_ARGS(rv), strerror(-rc));
+		send_refused(ss, s, "send", rc);
+	else
+		ss->pub.done = true;
+out:
+	r->actor = prev;
 }
 
 static int schedule_all(struct runner *r)
@@ -555,59 +409,58 @@ static int schedule_all(struct runner *r)
 		r->recvs[i].r = r;
 		r->recvs[i].idx = i;
 		rc = tv_sim_schedule(r->sim, sc->recvs[i].at_ns,
-				     sc->recvs[i].node, recv_cb, &r->recvs[i]);
+				     sc->recvs[i].node, runner_recv_cb,
+				     &r->recvs[i]);
 		if (rc)
 			goto fail;
 	}
+	rc = runner_schedule_late(r);
+	if (rc)
+		goto fail;
 	return 0;
 fail:
-	failures_add(r->fails, "tv_sim_schedule: %s", strerror(-rc));
+	failures_add(r->fails, FK_RUNNER, "tv_sim_schedule: %s", strerror(-rc));
 	return rc;
 }
 
 /* ---- after the run --------------------------------------------------- */
 
-static void check_recvs(struct runner *r)
-{
-	size_t missing = 0;
-
-	for (size_t i = 0; i < r->sc->nrecvs; i++) {
-		const struct sc_recv *rv = &r->sc->recvs[i];
-
-		if (r->recvs[i].calls != 0)
-			continue;
-		if (missing++ < 10)
-			failures_add(r->fails,
-				     "invariant: " RECV_FMT ": never completed (done callback not run at quiescence)",
-				     RECV_ARGS(rv));
-	}
-	if (missing > 10)
-		failures_add(r->fails, "invariant: %zu recvs never completed",
-			     missing);
-}
+#define LIVE(field, want)                                                    \
+	do {                                                                 \
+		if (st->field != (want))                                     \
+			failures_add(r->fails, FK_LEAK,                      \
+				     "invariant: node %u has " #field " = %" PRIu64 " at quiescence, expected %" PRIu64, \
+				     n, st->field, (uint64_t)(want));        \
+	} while (0)
 
 static void check_live(struct runner *r, uint32_t n,
 		       const struct tv_engine_stats *st)
 {
-	uint64_t unrequested = 0;
+	uint64_t unrequested = 0, gave_up = 0;
 
 	for (size_t i = 0; i < r->sc->nsends; i++)
 		if (r->sc->sends[i].from == n && !r->sc->sends[i].requested)
 			unrequested++;
-#define LIVE(field, want)                                                    \
-	do {                                                                 \
-		if (st->field != (want))                                     \
-			failures_add(r->fails,                               \
-				     "invariant: node %u has " #field " = %" PRIu64 " at quiescence, expected %" PRIu64, \
-				     n, st->field, (uint64_t)(want));        \
-	} while (0)
+	/* A receive that gave up leaves its tensor published. */
+	for (size_t i = 0; i < r->sc->nrecvs; i++)
+		if (r->sc->recvs[i].from == n && r->recvs[i].calls &&
+		    r->recvs[i].code != TV_OK)
+			gave_up++;
 	LIVE(live_requests, 0);
 	LIVE(live_responses, 0);
 	LIVE(queued_msgs, 0);
 	LIVE(unmatched_requests, 0);
-	LIVE(unmatched_sends, unrequested);
-#undef LIVE
+	/*
+	 * Under faults a reset gives a dropped response's tensor back to the
+	 * tag table for the retry; if the receive failed for good instead,
+	 * the tensor stays published, as any unrequested send does.
+	 */
+	if (st->unmatched_sends < unrequested ||
+	    (!r->faulty && st->unmatched_sends > unrequested + gave_up))
+		LIVE(unmatched_sends, unrequested);
 }
+
+#undef LIVE
 
 static void add_stats(struct tv_engine_stats *sum,
 		      const struct tv_engine_stats *st)
@@ -631,7 +484,7 @@ static void check_expect_stats(struct runner *r,
 
 		scenario_stat_value(st, e->stat, e->msg_type, &v);
 		if (v < e->min || v > e->max)
-			failures_add(r->fails,
+			failures_add(r->fails, FK_EXPECT,
 				     "expect_stats %s: %" PRIu64 ", expected %s%" PRIu64 "..%" PRIu64,
 				     e->path, v, e->node < 0 ? "(all nodes) " : "",
 				     e->min, e->max);
@@ -668,66 +521,85 @@ static void run_world(struct runner *r)
 	r->res.virtual_ns = tv_sim_now_ns(r->sim);
 	r->res.event_hash = tv_sim_event_hash(r->sim);
 	if (rc == -ETIMEDOUT)
-		failures_add(r->fails,
+		failures_add(r->fails, FK_HANG,
 			     "not quiescent at the virtual deadline of %" PRIu64 " ns (events still queued)",
 			     r->sc->deadline_ns);
 	else if (rc == -EAGAIN)
-		failures_add(r->fails,
+		failures_add(r->fails, FK_HANG,
 			     "not quiescent after max_events = %" PRIu64 " events",
 			     r->sc->max_events);
 	else if (rc)
-		failures_add(r->fails, "tv_sim_run: %s", strerror(-rc));
+		failures_add(r->fails, FK_RUNNER, "tv_sim_run: %s",
+			     strerror(-rc));
 }
 
-static void teardown(struct runner *r)
+static void destroy_world(struct runner *r)
 {
 	int rc;
 
-	r->tearing_down = true;
-	if (r->chk_ready)
-		r->chk.active = false;
 	for (uint32_t n = 0; r->nodes && n < r->sc->nodes; n++) {
 		if (!r->nodes[n].engine)
 			continue;
 		rc = tv_engine_destroy(r->nodes[n].engine);
 		if (rc)
-			failures_add(r->fails,
+			failures_add(r->fails, FK_LEAK,
 				     "tv_engine_destroy(node %u): %s (tensors still referenced)",
 				     n, strerror(-rc));
 	}
-	if (r->sim) {
-		/* Teardown events are recorded too; then the clock goes away. */
-		rc = tv_sim_destroy(r->sim);
-		if (r->opts->rec)
-			r->opts->rec->sim = NULL;
-		if (rc > 0)
-			failures_add(r->fails,
-				     "tv_sim_destroy: %d verbs objects leaked", rc);
-		else if (rc < 0)
-			failures_add(r->fails, "tv_sim_destroy: %s",
-				     strerror(-rc));
-	}
+	/* The wrappers go after the engines that used them. */
+	runner_faults_free(r);
+	if (!r->sim)
+		return;
+	/* Teardown events are recorded too; then the clock goes away. */
+	rc = tv_sim_destroy(r->sim);
+	if (r->opts->rec)
+		r->opts->rec->sim = NULL;
+	if (rc > 0)
+		failures_add(r->fails, FK_LEAK,
+			     "tv_sim_destroy: %d verbs objects leaked", rc);
+	else if (rc < 0)
+		failures_add(r->fails, FK_RUNNER, "tv_sim_destroy: %s",
+			     strerror(-rc));
+}
+
+static void teardown(struct runner *r)
+{
+	r->tearing_down = true;
+	/* Faults belong to the run; teardown must be clean. */
+	runner_faults_stop(r);
+	if (r->chk_ready)
+		r->chk.active = false;
+	destroy_world(r);
 	if (r->chk_ready) {
 		r->res.checked_writes = r->chk.checked_writes;
 		r->res.checked_msgs = r->chk.checked_msgs;
+		r->res.dup_landed = r->chk.dup_landed;
 		checker_fini(&r->chk);
 	}
+	for (size_t i = 0; r->recvs && i < r->sc->nrecvs; i++)
+		free(r->recvs[i].message);
 	free(r->nodes);
 	free(r->sends);
 	free(r->recvs);
 	free(r->pairs);
+	free(r->connected);
+	free(r->late);
 }
 
 static int setup(struct runner *r)
 {
 	const struct scenario *sc = r->sc;
+	size_t npairs = (size_t)sc->nodes * sc->nodes;
 	int rc;
 
 	r->nodes = calloc(sc->nodes, sizeof(*r->nodes));
 	r->sends = calloc(sc->nsends + 1, sizeof(*r->sends));
 	r->recvs = calloc(sc->nrecvs + 1, sizeof(*r->recvs));
-	r->pairs = calloc((size_t)sc->nodes * sc->nodes, sizeof(*r->pairs));
-	if (!r->nodes || !r->sends || !r->recvs || !r->pairs)
+	r->pairs = calloc(npairs, sizeof(*r->pairs));
+	r->connected = calloc(npairs, sizeof(*r->connected));
+	r->late = calloc(npairs / 2 + 1, sizeof(*r->late));
+	if (!r->nodes || !r->sends || !r->recvs || !r->pairs ||
+	    !r->connected || !r->late)
 		return -ENOMEM;
 	rc = create_sim(r);
 	if (rc)
@@ -737,11 +609,14 @@ static int setup(struct runner *r)
 		return rc;
 	r->chk_ready = true;
 	r->chk.trace = r->opts->verbose;
-	r->chk.allow_errors = sc->allow_error_completions;
+	/* Under faults, error completions and channel errors are the point. */
+	r->chk.allow_errors = sc->allow_error_completions || r->faulty;
 	if (r->opts->rec)
 		r->opts->rec->sim = r->sim;
 	tv_sim_set_observer(r->sim, sim_observe, r);
-	rc = create_engines(r);
+	rc = runner_faults_setup(r);
+	if (!rc)
+		rc = create_engines(r);
 	if (!rc)
 		rc = connect_all(r);
 	if (!rc)
@@ -752,7 +627,10 @@ static int setup(struct runner *r)
 int runner_run(const struct scenario *sc, const struct run_opts *opts,
 	       struct failures *fails, struct run_result *res_p)
 {
-	struct runner r = { .sc = sc, .opts = opts, .fails = fails };
+	struct runner r = {
+		.sc = sc, .opts = opts, .fails = fails,
+		.faulty = scenario_has_faults(sc), .actor = RUN_NO_NODE,
+	};
 	int rc;
 
 	_Static_assert(sizeof(struct tv_engine_stats) % sizeof(uint64_t) == 0,
@@ -763,10 +641,13 @@ int runner_run(const struct scenario *sc, const struct run_opts *opts,
 		teardown(&r);
 		return rc;
 	}
+	if (!rc)
+		rc = runner_faults_start(&r);
 	if (!rc) {
 		run_world(&r);
 		checker_quiescent(&r.chk);
-		check_recvs(&r);
+		runner_check_recvs(&r);
+		runner_check_faults(&r);
 		rc = check_engines(&r);
 	}
 	teardown(&r);

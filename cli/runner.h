@@ -20,7 +20,11 @@ struct run_opts {
 	uint64_t seed;
 	bool verbose;              /* print every engine and sim event */
 	struct trace_rec *rec;     /* record every event (trace.h), or NULL */
+	uint32_t test_breakage;    /* TV_BREAK_* for every engine (tests only) */
 };
+
+/* Fault points a result counts firings of (tv_flt_points() order). */
+#define RUN_MAX_POINTS 32
 
 struct run_result {
 	uint64_t seed;
@@ -35,6 +39,11 @@ struct run_result {
 	uint64_t checked_writes;
 	uint64_t checked_msgs;
 	struct tv_engine_stats total; /* summed over every node */
+	/* faults */
+	uint64_t fault_fires;
+	uint64_t point_fires[RUN_MAX_POINTS];
+	uint64_t dup_landed;       /* duplicated writes that landed (allowed) */
+	uint64_t refused;          /* sends and recvs the engine refused */
 };
 
 /*
@@ -46,5 +55,12 @@ int runner_run(const struct scenario *sc, const struct run_opts *opts,
 	       struct failures *fails, struct run_result *res_p);
 
 uint64_t runner_wall_ns(void);
+
+/*
+ * TV_BREAK (tests of the test tools only): "no-ack-timeout" gives
+ * TV_BREAK_NO_ACK_TIMEOUT; unset or empty gives 0.  -EINVAL otherwise.
+ */
+int runner_breakage_from_env(uint32_t *bits_p);
+const char *runner_breakage_name(uint32_t bits);
 
 #endif /* TV_CLI_RUNNER_H */

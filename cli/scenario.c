@@ -11,6 +11,7 @@
 
 #include <tensorverbs/engine.h>
 
+#include "plan.h"
 #include "scenario_int.h"
 #include "wire.h"
 
@@ -23,7 +24,7 @@
 static const char *const top_keys[] = {
 	"name", "description", "seed", "nodes", "link", "links", "sim",
 	"engine", "allow_error_completions", "step_interval_ns", "steps",
-	"expect_stats", NULL
+	"expect_stats", "faults", "expect_faults", "late_nodes", NULL
 };
 static const char *const link_keys[] = {
 	"latency_ns", "bandwidth_bytes_per_sec", NULL
@@ -36,8 +37,10 @@ static const char *const sim_keys[] = {
 	"jitter_ns_max", "deadline_ns", "max_events", NULL
 };
 static const char *const engine_keys[] = {
-	"validate_checksum", "queue_depth", "pool_block_bytes", NULL
+	"validate_checksum", "queue_depth", "pool_block_bytes",
+	"ack_timeout_ns", "recv_timeout_ns", "max_retries", "reconnect", NULL
 };
+static const char *const late_keys[] = { "node", "start_ns", NULL };
 
 int scenario_num_elements(const struct tv_shape *shape, uint64_t *n_p)
 {
@@ -108,6 +111,28 @@ static int parse_links(struct ju_ctx *jc, json_t *arr, struct scenario *sc)
 	return 0;
 }
 
+/* Fault tolerance: each key remembered as given, or left to the runner. */
+static int parse_engine_ft(struct ju_ctx *jc, json_t *eng,
+			   struct scenario *sc)
+{
+	uint64_t v;
+
+	sc->has_ack_timeout = json_object_get(eng, "ack_timeout_ns") != NULL;
+	sc->has_recv_timeout = json_object_get(eng, "recv_timeout_ns") != NULL;
+	sc->has_max_retries = json_object_get(eng, "max_retries") != NULL;
+	sc->has_reconnect = json_object_get(eng, "reconnect") != NULL;
+	if (ju_get_uint(jc, "$.engine", eng, "ack_timeout_ns", 0,
+			UINT64_MAX / 4, &sc->ack_timeout_ns) ||
+	    ju_get_uint(jc, "$.engine", eng, "recv_timeout_ns", 0,
+			UINT64_MAX / 4, &sc->recv_timeout_ns) ||
+	    ju_get_uint(jc, "$.engine", eng, "max_retries", 0, 1000000, &v) ||
+	    ju_get_bool(jc, "$.engine", eng, "reconnect", false,
+			&sc->reconnect))
+		return -EINVAL;
+	sc->max_retries = (uint32_t)v;
+	return 0;
+}
+
 static int parse_options(struct ju_ctx *jc, json_t *root, struct scenario *sc)
 {
 	json_t *sim = json_object_get(root, "sim");
@@ -136,6 +161,7 @@ static int parse_options(struct ju_ctx *jc, json_t *root, struct scenario *sc)
 	    ju_get_uint(jc, "$.engine", eng, "queue_depth", 0, 65536, &v) ||
 	    ju_get_uint(jc, "$.engine", eng, "pool_block_bytes", 0,
 			SC_MAX_TENSOR_BYTES * 4, &sc->pool_block_bytes) ||
+	    parse_engine_ft(jc, eng, sc) ||
 	    ju_get_bool(jc, "$", root, "allow_error_completions", false,
 			&sc->allow_error_completions))
 		goto out;
@@ -144,6 +170,114 @@ static int parse_options(struct ju_ctx *jc, json_t *root, struct scenario *sc)
 out:
 	json_decref(empty);
 	return rc;
+}
+
+static int parse_faults(struct ju_ctx *jc, json_t *root, struct scenario *sc)
+{
+	json_t *plan = json_object_get(root, "faults");
+	char err[PLAN_ERR_MAX];
+
+	if (!plan)
+		return 0;
+	if (plan_validate(plan, err, sizeof(err)))
+		return ju_fail(jc, "$.faults", "%s", err);
+	sc->faults = json_deep_copy(plan);
+	return sc->faults ? 0 : -ENOMEM;
+}
+
+/* "expect_faults": {"point": N or {"min": A, "max": B}}. */
+static int parse_expect_faults(struct ju_ctx *jc, json_t *root,
+			       struct scenario *sc)
+{
+	json_t *obj = json_object_get(root, "expect_faults"), *v;
+	char sub[JU_PATH_MAX];
+	const char *point;
+	size_t n = 0;
+
+	if (!obj)
+		return 0;
+	if (ju_need_object(jc, "$.expect_faults", obj))
+		return -EINVAL;
+	sc->fault_expects = calloc(json_object_size(obj) + 1,
+				   sizeof(*sc->fault_expects));
+	if (!sc->fault_expects)
+		return -ENOMEM;
+	json_object_foreach(obj, point, v) {
+		struct sc_fault_expect *fe = &sc->fault_expects[n];
+
+		ju_path_key(sub, "$.expect_faults", point);
+		if (!tv_flt_point_find(point))
+			return ju_fail(jc, sub,
+				       "unknown fault point (see: tensorverbs faults)");
+		if (sc_parse_range(jc, sub, v, &fe->min, &fe->max))
+			return -EINVAL;
+		fe->point = strdup(point);
+		if (!fe->point)
+			return -ENOMEM;
+		sc->nfault_expects = ++n;
+	}
+	return 0;
+}
+
+/* "late_nodes": [{"node", "start_ns"}]: channels connect then. */
+static int parse_late_nodes(struct ju_ctx *jc, json_t *root,
+			    struct scenario *sc)
+{
+	json_t *arr = json_object_get(root, "late_nodes"), *v;
+	char path[JU_PATH_MAX];
+	size_t i;
+
+	sc->start_ns = calloc(sc->nodes, sizeof(*sc->start_ns));
+	if (!sc->start_ns)
+		return -ENOMEM;
+	if (!arr)
+		return 0;
+	if (ju_need_array(jc, "$.late_nodes", arr))
+		return -EINVAL;
+	json_array_foreach(arr, i, v) {
+		uint64_t node, start;
+
+		ju_path_idx(path, "$.late_nodes", i);
+		if (ju_need_object(jc, path, v) ||
+		    ju_check_keys(jc, path, v, late_keys) ||
+		    ju_need_uint(jc, path, v, "node", sc->nodes - 1, &node) ||
+		    ju_need_uint(jc, path, v, "start_ns", UINT64_MAX / 4,
+				 &start))
+			return -EINVAL;
+		if (sc->start_ns[node])
+			return ju_fail(jc, path, "node %llu is late twice",
+				       (unsigned long long)node);
+		sc->start_ns[node] = start;
+	}
+	return 0;
+}
+
+/* A late node does nothing before it starts: it does not exist yet. */
+static int check_late_nodes(struct ju_ctx *jc, const struct scenario *sc)
+{
+	for (size_t i = 0; i < sc->nsends; i++) {
+		const struct sc_send *s = &sc->sends[i];
+
+		if (s->at_ns < sc->start_ns[s->from])
+			return ju_fail(jc, "$.late_nodes",
+				       "node %u starts at %llu ns but publishes '%s' of step %llu at %llu ns",
+				       s->from,
+				       (unsigned long long)sc->start_ns[s->from],
+				       s->name, (unsigned long long)s->step_id,
+				       (unsigned long long)s->at_ns);
+	}
+	for (size_t i = 0; i < sc->nrecvs; i++) {
+		const struct sc_recv *r = &sc->recvs[i];
+
+		if (r->at_ns < sc->start_ns[r->node])
+			return ju_fail(jc, "$.late_nodes",
+				       "node %u starts at %llu ns but receives '%s' of step %llu at %llu ns",
+				       r->node,
+				       (unsigned long long)sc->start_ns[r->node],
+				       r->name, (unsigned long long)r->step_id,
+				       (unsigned long long)r->at_ns);
+	}
+	return 0;
 }
 
 static int parse_steps(struct ju_ctx *jc, json_t *root, struct scenario *sc)
@@ -210,13 +344,21 @@ static int parse_top(struct ju_ctx *jc, json_t *root, struct scenario *sc)
 	if (v && (rc = parse_links(jc, v, sc)))
 		return rc;
 	rc = parse_options(jc, root, sc);
-	if (rc)
-		return rc;
-	rc = parse_steps(jc, root, sc);
+	if (!rc)
+		rc = parse_faults(jc, root, sc);
+	if (!rc)
+		rc = parse_late_nodes(jc, root, sc);
+	if (!rc)
+		rc = parse_steps(jc, root, sc);
+	if (!rc)
+		rc = check_late_nodes(jc, sc);
 	if (rc)
 		return rc;
 	v = json_object_get(root, "expect_stats");
 	if (v && (rc = sc_parse_stats(jc, "$.expect_stats", v, sc)))
+		return rc;
+	rc = parse_expect_faults(jc, root, sc);
+	if (rc)
 		return rc;
 	if (sc->deadline_ns == 0)
 		sc->deadline_ns = sc->last_at_ns + SC_DEFAULT_GRACE_NS;
@@ -293,6 +435,11 @@ void scenario_free(struct scenario *sc)
 		sc_recv_release(&sc->recvs[i]);
 	for (size_t i = 0; i < sc->nstats; i++)
 		free(sc->stats[i].path);
+	for (size_t i = 0; i < sc->nfault_expects; i++)
+		free(sc->fault_expects[i].point);
+	free(sc->fault_expects);
+	free(sc->start_ns);
+	json_decref(sc->faults);
 	free(sc->sends);
 	free(sc->recvs);
 	free(sc->stats);
@@ -300,4 +447,25 @@ void scenario_free(struct scenario *sc)
 	free(sc->name);
 	free(sc->origin);
 	free(sc);
+}
+
+bool scenario_has_faults(const struct scenario *sc)
+{
+	return sc->faults && json_array_size(sc->faults) > 0;
+}
+
+int scenario_set_faults(struct scenario *sc, json_t *plan, bool replace)
+{
+	json_t *copy;
+
+	assert(json_is_array(plan));
+	if (replace || !sc->faults) {
+		copy = json_deep_copy(plan);
+		if (!copy)
+			return -ENOMEM;
+		json_decref(sc->faults);
+		sc->faults = copy;
+		return 0;
+	}
+	return plan_merge(sc->faults, plan);
 }

@@ -52,6 +52,7 @@ struct sc_send {
 	struct tv_shape shape;
 	bool dead;
 	enum tv_placement place;
+	bool unregistered;         /* caller-owned memory (tv_tensor_wrap_host) */
 	struct sc_fill fill;
 	struct sc_bytes *strings;  /* explicit string elements, or NULL */
 	size_t nstrings;
@@ -62,6 +63,7 @@ struct sc_send {
 enum sc_expect_kind {
 	SC_EXPECT_OK = 0,
 	SC_EXPECT_ERROR,
+	SC_EXPECT_ANY,             /* a tensor or an error: faults decide */
 };
 
 struct sc_expect {
@@ -103,6 +105,13 @@ struct sc_stat_expect {
 	char *path;                /* JSON path, for messages */
 };
 
+/* expect_faults: the point fired min..max times. */
+struct sc_fault_expect {
+	char *point;
+	uint64_t min;
+	uint64_t max;
+};
+
 struct sc_link_override {
 	uint32_t from;
 	uint32_t to;
@@ -125,6 +134,21 @@ struct scenario {
 	bool validate_checksum;
 	uint32_t queue_depth;
 	uint64_t pool_block_bytes;
+	/* fault tolerance; has_*: given in the file, else the runner decides */
+	bool has_ack_timeout;
+	uint64_t ack_timeout_ns;
+	bool has_recv_timeout;
+	uint64_t recv_timeout_ns;
+	bool has_max_retries;
+	uint32_t max_retries;
+	bool has_reconnect;
+	bool reconnect;
+	/* the fault plan, a JSON array (docs/faults.md), or NULL: none */
+	json_t *faults;
+	struct sc_fault_expect *fault_expects;
+	size_t nfault_expects;
+	/* [nodes]: when a node's channels connect (0: at set-up) */
+	uint64_t *start_ns;
 	/* what counts as a failure */
 	bool allow_error_completions;
 	size_t nsteps;
@@ -148,6 +172,14 @@ int scenario_load_string(const char *text, const char *origin,
 int scenario_from_json(json_t *root, const char *origin,
 		       struct scenario **sc_p, char err[SC_ERR_MAX]);
 void scenario_free(struct scenario *sc);
+
+/* Does the scenario inject faults (a non-empty plan)? */
+bool scenario_has_faults(const struct scenario *sc);
+/*
+ * Replace (replace = true) or extend the scenario's plan with plan: a rule
+ * for a point the scenario already has replaces it.  plan is borrowed.
+ */
+int scenario_set_faults(struct scenario *sc, json_t *plan, bool replace);
 
 /* Number of elements of a shape, or -EOVERFLOW. */
 int scenario_num_elements(const struct tv_shape *shape, uint64_t *n_p);

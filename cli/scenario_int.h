@@ -18,6 +18,9 @@ int sc_parse_step(struct ju_ctx *jc, const char *path, json_t *obj,
 		  uint64_t start_ns);
 int sc_parse_stats(struct ju_ctx *jc, const char *path, json_t *arr,
 		   struct scenario *sc);
+/* A value N (exactly) or {"min": A, "max": B}, either optional. */
+int sc_parse_range(struct ju_ctx *jc, const char *path, json_t *v,
+		   uint64_t *min_p, uint64_t *max_p);
 void sc_send_release(struct sc_send *s);
 void sc_recv_release(struct sc_recv *r);
 /* Grow *arr (of elem-sized items) so that one more fits. */

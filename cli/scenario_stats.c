@@ -26,7 +26,8 @@ static const struct stat_field stat_fields[] = {
 	STAT(tensor_bytes_written), STAT(zero_copy_writes),
 	STAT(staged_writes), STAT(proxy_copies), STAT(checksum_failures),
 	STAT(pool_blocks), STAT(pool_bytes_registered),
-	STAT(mr_registrations),
+	STAT(mr_registrations), STAT(ack_timeouts), STAT(recv_timeouts),
+	STAT(channel_failures), STAT(reconnects), STAT(retries),
 };
 #undef STAT
 
@@ -79,8 +80,7 @@ int scenario_stat_value(const struct tv_engine_stats *st, const char *stat,
 	return -ENOENT;
 }
 
-/* A value is N (exactly) or {"min": A, "max": B} (either optional). */
-static int parse_range(struct ju_ctx *jc, const char *path, json_t *v,
+int sc_parse_range(struct ju_ctx *jc, const char *path, json_t *v,
 		       uint64_t *min_p, uint64_t *max_p)
 {
 	static const char *const range_keys[] = { "min", "max", NULL };
@@ -118,7 +118,7 @@ static int add_stat(struct ju_ctx *jc, const char *path, json_t *v,
 	e->node = node;
 	e->stat = stat;
 	e->msg_type = msg_type;
-	if (parse_range(jc, path, v, &e->min, &e->max))
+	if (sc_parse_range(jc, path, v, &e->min, &e->max))
 		return -EINVAL;
 	e->path = strdup(path);
 	if (!e->path)

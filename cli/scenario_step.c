@@ -15,8 +15,8 @@ static const char *const step_keys[] = {
 	"step_id", "at_ns", "sends", "recvs", NULL
 };
 static const char *const send_keys[] = {
-	"from", "to", "name", "dtype", "shape", "dead", "placement", "at_ns",
-	"error", "fill", "strings", "repeat", "stagger_ns", NULL
+	"from", "to", "name", "dtype", "shape", "dead", "placement", "memory",
+	"at_ns", "error", "fill", "strings", "repeat", "stagger_ns", NULL
 };
 static const char *const error_send_keys[] = {
 	"from", "to", "name", "at_ns", "error", "repeat", "stagger_ns", NULL
@@ -279,6 +279,33 @@ static int parse_send_error(struct ju_ctx *jc, const char *path, json_t *v,
 	return 0;
 }
 
+/*
+ * "memory": "pool" (registered, zero-copy) or "unregistered": caller-owned
+ * host memory the engine must stage (TensorFlow #23220 sent such a buffer
+ * with lkey 0).
+ */
+static int parse_memory(struct ju_ctx *jc, const char *path, json_t *obj,
+			struct sc_send *s)
+{
+	json_t *v = json_object_get(obj, "memory");
+	char sub[JU_PATH_MAX];
+	const char *m;
+
+	if (!v)
+		return 0;
+	ju_path_key(sub, path, "memory");
+	m = json_is_string(v) ? json_string_value(v) : "";
+	if (!strcmp(m, "pool"))
+		return 0;
+	if (strcmp(m, "unregistered"))
+		return ju_fail(jc, sub, "must be \"pool\" or \"unregistered\"");
+	if (s->dead || s->dtype == TV_DT_STRING || s->place != TV_PLACE_HOST)
+		return ju_fail(jc, sub,
+			       "unregistered memory holds a live host tensor of a fixed-size dtype");
+	s->unregistered = true;
+	return 0;
+}
+
 /* The tensor half of a send: dtype, shape, dead, placement, fill, strings. */
 static int parse_send_tensor(struct ju_ctx *jc, const char *path, json_t *obj,
 			     struct sc_send *s)
@@ -302,7 +329,8 @@ static int parse_send_tensor(struct ju_ctx *jc, const char *path, json_t *obj,
 		return ju_fail(jc, path, "missing required key 'shape'");
 	if (v && parse_shape(jc, sub, v, &s->shape))
 		return -EINVAL;
-	if (parse_placement(jc, path, obj, &s->place))
+	if (parse_placement(jc, path, obj, &s->place) ||
+	    parse_memory(jc, path, obj, s))
 		return -EINVAL;
 	v = json_object_get(obj, "fill");
 	ju_path_key(sub, path, "fill");
@@ -494,9 +522,13 @@ static int parse_expect(struct ju_ctx *jc, const char *path, json_t *v,
 		ex->kind = SC_EXPECT_OK;
 		return 0;
 	}
+	if (json_is_string(v) && !strcmp(json_string_value(v), "any")) {
+		ex->kind = SC_EXPECT_ANY;
+		return 0;
+	}
 	if (!json_is_object(v))
 		return ju_fail(jc, path,
-			       "must be \"ok\", {\"error\": CODE, \"message\": TEXT} or an object of checks");
+			       "must be \"ok\", \"any\", {\"error\": CODE, \"message\": TEXT} or an object of checks");
 	if (json_object_get(v, "error"))
 		return parse_expect_error(jc, path, v, ex);
 	if (json_object_get(v, "message"))

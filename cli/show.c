@@ -151,6 +151,14 @@ static void parse_event(json_t *obj, struct show_event *e)
 	get_u64(obj, "step", &e->step);
 	get_u64(obj, "len", &e->len);
 	get_str(obj, "name", e->name, sizeof(e->name));
+	/* A fault firing: its point and hit number stand in for a name. */
+	if (e->src == SHOW_OTHER && get_u64(obj, "hit", &v)) {
+		char point[SHOW_NAME_MAX];
+
+		get_str(obj, "point", point, sizeof(point));
+		snprintf(e->name, sizeof(e->name), "%.40s (hit %" PRIu64 ")",
+			 point, v);
+	}
 }
 
 static int push_event(struct show_trace *tr, size_t *cap, json_t *obj)

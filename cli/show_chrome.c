@@ -343,7 +343,8 @@ int show_chrome(const struct show_trace *tr, const struct show_range *rg,
 		else if (e->src == SHOW_ENGINE)
 			on_engine(&c, e);
 		else
-			instant(&c, e, TID_VERBS, "fault", e->kind, true);
+			instant(&c, e, TID_VERBS, "fault",
+				e->name[0] ? e->name : e->kind, true);
 	}
 	fputs("\n]}\n", out);
 	free(c.reqs);

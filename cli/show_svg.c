@@ -359,8 +359,10 @@ static int build_rows(struct svg *s)
 		} else if (e->src == SHOW_ENGINE) {
 			on_engine(s, e);
 		} else {
-			/* Sources added later (fault injection) show as marks. */
-			snprintf(text, sizeof(text), "%s %s", e->kind, e->name);
+			/* Other sources (fault injection) show as marks. */
+			snprintf(text, sizeof(text), "%s %s",
+				 strcmp(e->kind, "FIRE") ? e->kind : "fault",
+				 e->name);
 			add_note(s, e, 0, C_ERROR, text);
 		}
 	}

@@ -362,20 +362,46 @@ void trace_rec_engine_event(struct trace_rec *t,
 	trace_rec_emit(t, obj);
 }
 
+/*
+ * The point's name stands where an engine event has its tensor name; the
+ * node is the one whose code was running (null inside the simulator).
+ */
+void trace_rec_fault_event(struct trace_rec *t, const char *point,
+			   uint64_t hit, uint32_t node)
+{
+	json_t *obj;
+
+	if (t->err)
+		return;
+	obj = json_pack("{s:I, s:I, s:s, s:s, s:o, s:s, s:o}",
+			"i", (json_int_t)t->count,
+			"t", (json_int_t)(t->sim ? tv_sim_now_ns(t->sim) : 0),
+			"src", "fault", "kind", "FIRE", "node", j_node(node),
+			"point", point, "hit", j_u64(hit));
+	trace_rec_emit(t, obj);
+}
+
 /* ---- header and summary ------------------------------------------------ */
 
 int trace_header_new(uint64_t seed, json_t *scenario,
-		     const char *scenario_file, json_t **hdr_p)
+		     const char *scenario_file, json_t *plan,
+		     const char *breakage, json_t **hdr_p)
 {
 	json_t *hdr;
 
 	assert(scenario);
-	/* "plan" is reserved for fault plans: stored and read back as given. */
-	hdr = json_pack("{s:i, s:o, s:O, s:o, s:n, s:s}",
+	/* The plan the run had, as a JSON array: replay arms it again. */
+	hdr = json_pack("{s:i, s:o, s:O, s:o, s:O, s:s}",
 			"tensorverbs_trace", TRACE_FORMAT, "seed", j_u64(seed),
 			"scenario", scenario,
-			"scenario_file", j_str(scenario_file), "plan",
+			"scenario_file", j_str(scenario_file),
+			"plan", plan ? plan : json_null(),
 			"build_id", trace_build_id());
+	if (hdr && breakage &&
+	    json_object_set_new(hdr, "test_breakage", json_string(breakage))) {
+		json_decref(hdr);
+		hdr = NULL;
+	}
 	if (!hdr)
 		return -ENOMEM;
 	*hdr_p = hdr;
@@ -440,6 +466,18 @@ static int header_seed(json_t *v, uint64_t *seed_p)
 	return -EINVAL;
 }
 
+static int header_breakage(json_t *v, uint32_t *bits_p)
+{
+	*bits_p = 0;
+	if (!v)
+		return 0;
+	if (!json_is_string(v) ||
+	    strcmp(json_string_value(v), runner_breakage_name(TV_BREAK_NO_ACK_TIMEOUT)))
+		return -EINVAL;
+	*bits_p = TV_BREAK_NO_ACK_TIMEOUT;
+	return 0;
+}
+
 int trace_header_parse(json_t *hdr, struct trace_header *h_p,
 		       char err[TRACE_ERR_MAX])
 {
@@ -462,11 +500,18 @@ int trace_header_parse(json_t *hdr, struct trace_header *h_p,
 	h.scenario = json_object_get(hdr, "scenario");
 	h.plan = json_object_get(hdr, "plan");
 	if (header_seed(json_object_get(hdr, "seed"), &h.seed) ||
-	    !json_is_object(h.scenario) || !h.plan ||
+	    !json_is_object(h.scenario) ||
+	    !(json_is_null(h.plan) || json_is_array(h.plan)) ||
 	    (file && !json_is_null(file) && !json_is_string(file)) ||
 	    !json_is_string(bid)) {
 		snprintf(err, TRACE_ERR_MAX,
-			 "header needs \"seed\" (integer), \"scenario\" (object), \"plan\", \"build_id\" (string)");
+			 "header needs \"seed\" (integer), \"scenario\" (object), \"plan\" (array or null), \"build_id\" (string)");
+		return -EINVAL;
+	}
+	if (header_breakage(json_object_get(hdr, "test_breakage"),
+			    &h.test_breakage)) {
+		snprintf(err, TRACE_ERR_MAX,
+			 "header: unknown \"test_breakage\" (this build knows \"no-ack-timeout\")");
 		return -EINVAL;
 	}
 	h.scenario_file = json_string_value(file);

@@ -2,8 +2,8 @@
  * This file is private to the tensorverbs CLI: run traces as JSON Lines
  * (docs/trace.md).
  *
- * A trace is a header line (seed, the scenario as parsed, a reserved fault
- * plan, the build), one line per simulator or engine event in execution
+ * A trace is a header line (seed, the scenario as parsed, the fault plan,
+ * the build), one line per simulator, engine or fault event in execution
  * order, and a summary line.  Event lines hold no pointer and no wall
  * clock, so two runs of the same scenario and seed give identical lines:
  * `replay` re-runs the header and compares, `show` draws the events.
@@ -59,13 +59,20 @@ void trace_rec_fini(struct trace_rec *t);
 void trace_rec_sim_event(struct trace_rec *t, const struct tv_sim_event *ev);
 void trace_rec_engine_event(struct trace_rec *t,
 			    const struct tv_engine_event *ev);
+/* A fault fired: hit is the point's hit number, node who ran (or none). */
+void trace_rec_fault_event(struct trace_rec *t, const char *point,
+			   uint64_t hit, uint32_t node);
 
 /* "0.1.0+v0.1-12-gabcdef-dirty": version and git describe at configure. */
 const char *trace_build_id(void);
 
-/* The header line; scenario is borrowed (a reference is taken). */
+/*
+ * The header line; scenario and plan (NULL: none) are borrowed (references
+ * are taken).  breakage: the TV_BREAK name, or NULL (then no key).
+ */
 int trace_header_new(uint64_t seed, json_t *scenario,
-		     const char *scenario_file, json_t **hdr_p);
+		     const char *scenario_file, json_t *plan,
+		     const char *breakage, json_t **hdr_p);
 /* The summary line of a finished run. */
 int trace_summary_new(const struct trace_rec *t, const struct run_result *res,
 		      const struct failures *fails, json_t **sum_p);
@@ -78,8 +85,9 @@ struct trace_header {
 	uint64_t seed;
 	json_t *scenario;
 	const char *scenario_file;  /* NULL for the built-in demo */
-	json_t *plan;               /* JSON null until fault plans exist */
+	json_t *plan;               /* a JSON array, or JSON null: no faults */
 	const char *build_id;
+	uint32_t test_breakage;     /* TV_BREAK_* the run had (tests only) */
 };
 
 int trace_header_parse(json_t *hdr, struct trace_header *h_p,
