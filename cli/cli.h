@@ -22,6 +22,7 @@ int cli_run(int argc, char **argv, const char *argv0);
 int cli_bench(int argc, char **argv, const char *argv0);
 int cli_replay(int argc, char **argv, const char *argv0);
 int cli_show(int argc, char **argv, const char *argv0);
+int cli_faults(int argc, char **argv, const char *argv0);
 
 /* The built-in demo scenario, as JSON text. */
 extern const char cli_demo_scenario[];

@@ -31,6 +31,8 @@ static const char usage_text[] =
 	"        draw a trace: sequence diagram, Chrome/Perfetto trace\n"
 	"  bench sim [--seconds S] [--seed N]\n"
 	"        simulator throughput benchmark (events/s, transfers/s)\n"
+	"  faults\n"
+	"        list the fault points, what fires and what arg means\n"
 	"  devices\n"
 	"        list RDMA devices, ports, GIDs and limits (libibverbs)\n"
 	"  version\n"
@@ -38,12 +40,12 @@ static const char usage_text[] =
 	"  help, --help\n"
 	"        this text; `tensorverbs run --help` for one command\n"
 	"\n"
-	"not implemented yet: swarm, shrink, faults, serve, fetch\n"
+	"not implemented yet: swarm, shrink, serve, fetch\n"
 	"\n"
 	"exit status: 0 success, 1 a check failed, 2 bad usage or scenario\n";
 
 static const char *const future_cmds[] = {
-	"swarm", "shrink", "faults", "serve", "fetch", NULL
+	"swarm", "shrink", "serve", "fetch", NULL
 };
 
 static void usage(FILE *out)
@@ -130,6 +132,8 @@ int main(int argc, char **argv)
 		return cli_replay(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "show"))
 		return cli_show(argc - 1, argv + 1, argv[0]);
+	if (!strcmp(cmd, "faults"))
+		return cli_faults(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "devices"))
 		return cli_devices(argc - 1, argv + 1, argv[0]);
 	for (const char *const *f = future_cmds; *f; f++) {
