@@ -1,12 +1,13 @@
 #!/bin/sh
 # Trace tests (docs/trace.md): run --trace, replay, tampering, malformed
 # traces, show.  Exit 77 means "skipped" (a tool is missing).
-# usage: trace_check.sh MODE TENSORVERBS WORKDIR [SCENARIO.json]
+# usage: trace_check.sh MODE TENSORVERBS WORKDIR [SCENARIO.json [PLAN]]
 set -u
 mode=$1
 bin=$2
 work=$3
 scenario=${4:-}
+plan=${5:-}
 mkdir -p "$work"
 
 fail() {
@@ -77,6 +78,39 @@ malformed)
 	expect 2 "No such file" "$bin" replay "$work/does_not_exist.jsonl"
 	expect 2 "No such file" "$bin" show "$work/does_not_exist.jsonl" --svg "$work/x.svg"
 	expect 2 "malformed trace: .*badjson" "$bin" show "$work/badjson.jsonl" --svg "$work/x.svg"
+	;;
+faults)
+	# A run with faults: the plan is in the header, every firing is an
+	# event line, and replay arms the plan again: identical.
+	t="$work/faults.jsonl"
+	"$bin" run "$scenario" --quiet --faults "$plan" --trace "$t" >/dev/null 2>&1
+	[ -s "$t" ] || fail "no trace written to $t"
+	head -1 "$t" | grep -q '"plan":\[{"point":' || fail "no plan in the header"
+	n=$(grep -c '"src":"fault","kind":"FIRE"' "$t")
+	rules=$(printf '%s' "$plan" | grep -o '"point"' | wc -l)
+	points=$(grep -o '"src":"fault","kind":"FIRE","node":[0-9a-z]*,"point":"[^"]*"' "$t" |
+		sed 's/.*"point"://' | sort -u | wc -l)
+	echo "$n fault events, $points of the plan's $rules points fired"
+	[ "$points" -eq "$rules" ] || fail "not every point of the plan fired"
+	expect 0 "^replay: [0-9]+ events identical" "$bin" replay "$t"
+	# Replay really uses the header's plan: without it the run differs.
+	sed '1s/"plan":\[[^]]*\]/"plan":null/' "$t" >"$t.noplan"
+	expect 1 "first divergence" "$bin" replay "$t.noplan"
+	# A fault event that did not happen that way is found.
+	line=$(grep -n '"src":"fault"' "$t" | sed -n '1s/:.*//p')
+	sed "${line}s/\"hit\":\([0-9]*\)/\"hit\":9\1/" "$t" >"$t.bad"
+	expect 1 "first divergence at event $((line - 2)) .*differs in: hit" \
+		"$bin" replay "$t.bad"
+	;;
+breakage)
+	# TV_BREAK is recorded in the header and replayed from it.
+	t="$work/break.jsonl"
+	TV_BREAK=no-ack-timeout "$bin" run "$scenario" --quiet --faults "$plan" \
+		--trace "$t" >/dev/null 2>&1
+	head -1 "$t" | grep -q '"test_breakage":"no-ack-timeout"' ||
+		fail "no test_breakage in the header"
+	expect 0 "^replay: [0-9]+ events identical to .*, result FAIL" \
+		"$bin" replay "$t"
 	;;
 build_id)
 	# Another build: a warning, and the comparison still runs.
