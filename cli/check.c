@@ -262,8 +262,10 @@ static void on_recv_done(struct checker *c, const struct tv_engine_event *ev)
 	uint64_t key = adv_key(c, ev->node, ev->peer, ev->request_index);
 	struct adv_entry *e = adv_find(c, key);
 
-	if (e && e->step_id == ev->step_id && e->name_hash == name_hash(ev->name))
+	if (e && e->step_id == ev->step_id && e->name_hash == name_hash(ev->name)) {
 		e->done = true;
+		e->done_seq = c->engine_events;
+	}
 }
 
 static void on_channel_error(struct checker *c,
@@ -293,9 +295,11 @@ void checker_new_epoch(struct checker *c, uint32_t a, uint32_t b)
 	for (size_t i = 0; i < c->adv_cap; i++) {
 		uint64_t dir = (c->adv[i].key >> 32) - 1;
 
-		if (c->adv[i].key &&
-		    (dir == a * c->nodes + b || dir == b * c->nodes + a))
+		if (c->adv[i].key && !c->adv[i].done &&
+		    (dir == a * c->nodes + b || dir == b * c->nodes + a)) {
 			c->adv[i].done = true;
+			c->adv[i].done_seq = c->engine_events;
+		}
 	}
 }
 
@@ -313,6 +317,7 @@ void checker_engine_event(void *ctx, const struct tv_engine_event *ev)
 	}
 	if (c->trace)
 		trace_engine(c, ev);
+	c->engine_events++;
 	switch (ev->kind) {
 	case TV_EV_MSG_SEND:
 		on_msg_send(c, ev);
@@ -328,6 +333,8 @@ void checker_engine_event(void *ctx, const struct tv_engine_event *ev)
 		e.step_id = ev->step_id;
 		e.name_hash = name_hash(ev->name);
 		e.done = false;
+		e.adv_seq = c->engine_events;
+		e.done_seq = 0;
 		adv_put(c, &e);
 		break;
 	case TV_EV_RECV_DONE:
@@ -395,20 +402,50 @@ static bool write_inside(const struct tv_sim_event *ev,
 	       ev->remote_addr - e->addr <= e->length - ev->length;
 }
 
+/*
+ * The buffer a duplicate hit, advertised again (to any peer) after it
+ * was delivered: the memory is someone else's now.  NULL if none.
+ */
+static const struct adv_entry *reused_by(const struct checker *c,
+					 const struct adv_entry *e)
+{
+	uint64_t node = ((e->key >> 32) - 1) / c->nodes;
+
+	for (size_t i = 0; i < c->adv_cap; i++) {
+		const struct adv_entry *o = &c->adv[i];
+
+		if (!o->key || o == e || o->rkey != e->rkey ||
+		    ((o->key >> 32) - 1) / c->nodes != node ||
+		    o->adv_seq <= e->done_seq)
+			continue;
+		if (o->addr < e->addr + e->length && e->addr < o->addr + o->length)
+			return o;
+	}
+	return NULL;
+}
+
 static void check_tensor_write(struct checker *c,
 			       const struct tv_sim_event *ev)
 {
 	struct adv_entry *e =
 		adv_find(c, adv_key(c, ev->node, ev->peer, ev->imm));
+	const struct adv_entry *o;
 
 	c->checked_writes++;
 	if (e && e->done && c->dup_fires && write_inside(ev, e)) {
 		/*
 		 * docs/faults.md: the second copy of a duplicated write lands
 		 * in the buffer just delivered (an RC peer holding a valid
-		 * rkey cannot be stopped); the engine then resets.
+		 * rkey cannot be stopped); the engine then resets.  Unless
+		 * the buffer went to another request meanwhile.
 		 */
 		c->dup_landed++;
+		o = ev->length ? reused_by(c, e) : NULL;
+		if (o)
+			failures_add(c->fails, FK_WRITE,
+				     "invariant: duplicated tensor write (imm %u, %u bytes) from node %u landed at %" PRIu64 " ns in node %u's buffer of a finished request, advertised again since for index %u (step %" PRIu64 ")",
+				     ev->imm, ev->length, ev->peer, ev->time_ns,
+				     ev->node, (uint32_t)o->key, o->step_id);
 		return;
 	}
 	if (!e || e->done) {

@@ -69,6 +69,8 @@ struct adv_entry {
 	uint64_t step_id;        /* of the request that advertised it */
 	uint64_t name_hash;
 	bool done;               /* completed (or its connection is gone) */
+	uint64_t adv_seq;        /* engine event number of the advertisement */
+	uint64_t done_seq;       /* ... and of its completion */
 };
 
 struct checker {
@@ -93,6 +95,7 @@ struct checker {
 	 */
 	uint64_t dup_fires;
 	uint64_t dup_landed;
+	uint64_t engine_events;  /* numbers advertisements and completions */
 	/* advertised destinations, open addressing */
 	struct adv_entry *adv;
 	size_t adv_cap;

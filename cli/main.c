@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "devices.h"
+#include "swarm.h"
 
 #ifndef TV_VERSION
 #define TV_VERSION "unknown"
@@ -31,6 +32,9 @@ static const char usage_text[] =
 	"        draw a trace: sequence diagram, Chrome/Perfetto trace\n"
 	"  bench sim [--seconds S] [--seed N]\n"
 	"        simulator throughput benchmark (events/s, transfers/s)\n"
+	"  swarm --seeds N [--jobs J] [--first S] [--out DIR] [--keep-going]\n"
+	"        swarm testing: generated scenarios and fault mixes, every\n"
+	"        invariant checked; a violation's reproducer goes to DIR\n"
 	"  faults\n"
 	"        list the fault points, what fires and what arg means\n"
 	"  devices\n"
@@ -40,12 +44,12 @@ static const char usage_text[] =
 	"  help, --help\n"
 	"        this text; `tensorverbs run --help` for one command\n"
 	"\n"
-	"not implemented yet: swarm, shrink, serve, fetch\n"
+	"not implemented yet: shrink, serve, fetch\n"
 	"\n"
 	"exit status: 0 success, 1 a check failed, 2 bad usage or scenario\n";
 
 static const char *const future_cmds[] = {
-	"swarm", "shrink", "serve", "fetch", NULL
+	"shrink", "serve", "fetch", NULL
 };
 
 static void usage(FILE *out)
@@ -132,6 +136,8 @@ int main(int argc, char **argv)
 		return cli_replay(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "show"))
 		return cli_show(argc - 1, argv + 1, argv[0]);
+	if (!strcmp(cmd, "swarm"))
+		return cli_swarm(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "faults"))
 		return cli_faults(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "devices"))

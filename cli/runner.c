@@ -438,8 +438,10 @@ static void check_live(struct runner *r, uint32_t n,
 {
 	uint64_t unrequested = 0, gave_up = 0;
 
+	/* Published and never asked for (the engine may refuse under faults). */
 	for (size_t i = 0; i < r->sc->nsends; i++)
-		if (r->sc->sends[i].from == n && !r->sc->sends[i].requested)
+		if (r->sc->sends[i].from == n && !r->sc->sends[i].requested &&
+		    !r->sends[i].pub.refused)
 			unrequested++;
 	/* A receive that gave up leaves its tensor published. */
 	for (size_t i = 0; i < r->sc->nrecvs; i++)
