@@ -169,7 +169,8 @@ if [ ! -e "$kroot/.done" ]; then
 	deb=$(find "$cache/debs" -maxdepth 1 -name "${kpkg}_*.deb" | sort -V | tail -1)
 	if [ -z "$deb" ]; then
 		say "downloading $kpkg"
-		(cd "$cache/debs" && apt-get download -q "$kpkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2) ||
+		(cd "$cache/debs" && apt-get download -q "$kpkg" 2>&1 |
+			{ grep -v '^W: Download is performed unsandboxed' >&2 || true; }) ||
 			die "apt-get download $kpkg failed"
 		deb=$(find "$cache/debs" -maxdepth 1 -name "${kpkg}_*.deb" | sort -V | tail -1)
 		[ -n "$deb" ] || die "apt-get download $kpkg produced no .deb"
