@@ -752,6 +752,15 @@ int tv_channel_reset(struct tv_channel *ch)
 	return 0;
 }
 
+int tv_channel_fail(struct tv_channel *ch, enum tv_code code,
+		    const char *message)
+{
+	if (!ch || !message || code == TV_OK)
+		return -EINVAL;
+	tv__channel_fail(ch, code, "%s", message);
+	return 0;
+}
+
 bool tv_channel_failed(const struct tv_channel *ch)
 {
 	return ch->failed;

@@ -135,6 +135,14 @@ int tv_channel_connect(struct tv_channel *ch,
  * stay queued.  Connect it again with tv_channel_info/tv_channel_connect.
  */
 int tv_channel_reset(struct tv_channel *ch);
+/*
+ * Fail the channel from outside: its connection manager saw the peer go
+ * (RDMA_CM_EVENT_DISCONNECTED, device removal).  Exactly what an error
+ * completion does: QP to ERR, requests fail with code and message (or,
+ * with a reconnect callback, wait for it).  No-op on a failed channel.
+ */
+int tv_channel_fail(struct tv_channel *ch, enum tv_code code,
+		    const char *message);
 bool tv_channel_failed(const struct tv_channel *ch);
 uint32_t tv_channel_peer(const struct tv_channel *ch);
 

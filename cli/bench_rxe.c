@@ -1,0 +1,486 @@
+/*
+ * tensorverbs bench rxe: the engine's tensor-fetch bandwidth and latency
+ * between two RDMA devices, one process each (forked), connected with
+ * rdma_cm.  Node 1 publishes one tensor per size under many step ids (one
+ * buffer, referenced by every step); node 0 fetches them.  After a warm-up
+ * fetch the receiver's metadata cache is right, so every timed fetch is the
+ * steady state: TENSOR_REQUEST (+ its ACK), one RDMA write with immediate
+ * straight from the sender's registered buffer.  Busy polling by default,
+ * like perftest; ci/rxe/bench.sh puts the figures next to ib_write_bw and
+ * ib_write_lat on the same devices.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "rdma_node.h"
+#include "serve.h"
+
+#ifdef TV_HAVE_RDMACM
+#include <tensorverbs/cm.h>
+
+#define BR_MAX_SIZES 16
+#define BR_STEP_STRIDE 1000000ull  /* step ids: size index * stride + i */
+#define BR_DONE_STEP 999999999ull
+
+static const char bench_usage[] =
+	"usage: tensorverbs bench rxe [--addr0 ADDR:PORT] [--addr1 ADDR:PORT]\n"
+	"           [--sizes 4096,65536,...] [--bytes N] [--lat-iters N]\n"
+	"           [--window N] [--no-busy-poll]\n"
+	"  Fetch bandwidth for each size (N bytes per size, default 256 MiB,\n"
+	"  at least 4 fetches, up to --window in flight, default 16) and the\n"
+	"  latency of a 64-byte fetch (--lat-iters, default 2000), cached\n"
+	"  metadata.  Node 0 (the fetcher) on addr0, node 1 (the publisher,\n"
+	"  a forked child) on addr1; defaults: $RXE_IP0:7600, $RXE_IP1:7601.\n"
+	"  Output lines: 'bench-rxe bw SIZE BYTES_PER_S' and\n"
+	"  'bench-rxe lat 64 AVG_US MEDIAN_US P99_US'.\n";
+
+struct br_opts {
+	struct sockaddr_storage addr[2];
+	uint64_t sizes[BR_MAX_SIZES];
+	size_t nsizes;
+	uint64_t bytes;
+	uint32_t lat_iters;
+	uint32_t window;
+	bool busy;
+};
+
+struct br {
+	const struct br_opts *o;
+	struct rnode n;
+	struct tv_channel *ch;
+	uint64_t done;             /* completed fetches */
+	uint64_t failed;
+	uint64_t t_done_ns;        /* when the last one completed */
+	bool served_done;          /* node 1: the final request arrived */
+	char err[256];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t iters_for(const struct br_opts *o, uint64_t size)
+{
+	uint64_t n = o->bytes / size;
+
+	return n < 4 ? 4 : n > 20000 ? 20000 : n;
+}
+
+static void br_observe(void *ctx, const struct tv_engine_event *ev)
+{
+	struct br *b = ctx;
+
+	if (ev->kind == TV_EV_MSG_RECV && ev->step_id == BR_DONE_STEP)
+		b->served_done = true;
+	if (ev->kind == TV_EV_CHANNEL_ERROR && !b->err[0])
+		snprintf(b->err, sizeof(b->err), "channel error: %s",
+			 ev->name ? ev->name : "?");
+}
+
+/* One pass of the loop: busy, or sleep up to 1 ms when idle. */
+static void br_poll(struct br *b, uint64_t *spins)
+{
+	int n = tv_engine_progress(b->n.engine);
+
+	/* rdma_cm events are rare: a syscall every 1024 spins is plenty. */
+	if ((++*spins & 1023) == 0 || !b->o->busy)
+		n += tv_cm_progress(b->n.cm);
+	if (!b->o->busy && n <= 0)
+		tv_vf_wait(b->n.dev, tv_vf_now_ns(b->n.dev) + 1000000);
+}
+
+static int br_open(struct br *b, uint32_t id)
+{
+	struct rnode_opts no = { 0 };
+	uint64_t max = 4u << 20;
+	char msg[512] = "";
+	int ret;
+
+	for (size_t i = 0; i < b->o->nsizes; i++)
+		max = b->o->sizes[i] > max ? b->o->sizes[i] : max;
+	no.id = id;
+	no.nodes = 2;
+	no.addr = b->o->addr[id];
+	no.pool_block_bytes = max;
+	no.observe = br_observe;
+	no.observe_ctx = b;
+	ret = rnode_open(&b->n, &no, msg, sizeof(msg));
+	if (ret)
+		fprintf(stderr, "bench rxe: node %u: %s\n", id, msg);
+	return ret;
+}
+
+static int br_connect(struct br *b, uint32_t id)
+{
+	uint64_t spins = 0, deadline = now_ns() + 60000000000ull;
+	const char *why = "";
+	int ret;
+
+	if (id == 0) {
+		ret = tv_cm_connect(b->n.cm, 1,
+				    (const struct sockaddr *)&b->o->addr[1]);
+		if (ret)
+			return ret;
+	}
+	while (tv_cm_peer_state(b->n.cm, !id, &why) != TV_CM_PEER_CONNECTED) {
+		if (tv_cm_peer_state(b->n.cm, !id, &why) == TV_CM_PEER_FAILED ||
+		    now_ns() > deadline) {
+			fprintf(stderr, "bench rxe: node %u: not connected: %s\n",
+				id, why[0] ? why : "timed out");
+			return -ECONNREFUSED;
+		}
+		br_poll(b, &spins);
+	}
+	b->ch = tv_engine_channel(b->n.engine, !id);
+	return 0;
+}
+
+/* ---- node 1: publish everything, serve until the final request ---------- */
+
+/* Index nsizes is the latency test: 64 bytes, lat_iters + warm-up. */
+static uint64_t size_of(const struct br_opts *o, size_t si)
+{
+	return si < o->nsizes ? o->sizes[si] : 64;
+}
+
+static uint64_t count_of(const struct br_opts *o, size_t si)
+{
+	return si < o->nsizes ? iters_for(o, o->sizes[si]) + 2 :
+				 (uint64_t)o->lat_iters + 10;
+}
+
+static int publish_size(struct br *b, size_t si)
+{
+	uint64_t size = size_of(b->o, si), n = count_of(b->o, si);
+	struct tv_shape shape = { .rank = 1, .dims = { (int64_t)size } };
+	struct tv_tensor *t;
+	char name[32];
+	int ret;
+
+	ret = tv_tensor_create(b->n.engine, TV_DT_UINT8, &shape, TV_PLACE_HOST, &t);
+	if (ret)
+		return ret;
+	memset(tv_tensor_data(t), (int)(0x5a + si), size);
+	snprintf(name, sizeof(name), "bw_%zu", si);
+	/* One buffer under every step id: the engine references it. */
+	for (uint64_t i = 0; i < n && !ret; i++)
+		ret = tv_engine_send(b->n.engine, si * BR_STEP_STRIDE + i, name,
+				     t);
+	tv_tensor_unref(t);
+	return ret;
+}
+
+static int serve(struct br *b)
+{
+	struct tv_engine_stats st;
+	uint64_t spins = 0;
+	int ret = 0;
+
+	for (size_t si = 0; si <= b->o->nsizes && !ret; si++)
+		ret = publish_size(b, si); /* the last one: latency, 64 B */
+	if (!ret) {
+		struct tv_tensor *t;
+
+		/* Fetched last: tells us the fetcher is through. */
+		ret = tv_tensor_create_dead(b->n.engine, TV_DT_UINT8, &t);
+		if (!ret) {
+			ret = tv_engine_send(b->n.engine, BR_DONE_STEP, "done",
+					     t);
+			tv_tensor_unref(t);
+		}
+	}
+	for (;;) {
+		br_poll(b, &spins);
+		tv_engine_stats(b->n.engine, &st);
+		if ((b->served_done && !st.live_responses) || b->err[0])
+			break;
+	}
+	return b->err[0] ? -EIO : ret;
+}
+
+/* ---- node 0: fetch ------------------------------------------------------- */
+
+static void fetch_done(void *arg, const struct tv_status *st,
+		       struct tv_tensor *t)
+{
+	struct br *b = arg;
+
+	b->done++;
+	b->t_done_ns = now_ns();
+	if (st->code != TV_OK) {
+		b->failed++;
+		if (!b->err[0])
+			snprintf(b->err, sizeof(b->err), "fetch failed: %s: %.200s",
+				 tv_code_name(st->code), st->message);
+	}
+	if (t)
+		tv_tensor_unref(t);
+}
+
+static int fetch(struct br *b, uint64_t step, const char *name)
+{
+	int ret = tv_engine_recv_async(b->n.engine, b->ch, step, name,
+				       TV_PLACE_HOST, fetch_done, b);
+
+	if (ret)
+		snprintf(b->err, sizeof(b->err), "tv_engine_recv_async: %s",
+			 strerror(-ret));
+	return ret;
+}
+
+/* Fetch steps [first, first + n) with up to window in flight. */
+static int fetch_run(struct br *b, size_t si, uint64_t first, uint64_t n,
+		     uint32_t window)
+{
+	uint64_t issued = 0, base = b->done, spins = 0;
+	char name[32];
+
+	snprintf(name, sizeof(name), "bw_%zu", si);
+	while (b->done - base < n) {
+		while (issued < n && issued - (b->done - base) < window)
+			if (fetch(b, si * BR_STEP_STRIDE + first + issued++,
+				  name))
+				return -EIO;
+		br_poll(b, &spins);
+		if (b->err[0])
+			return -EIO;
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int bench_bw(struct br *b, size_t si)
+{
+	uint64_t size = size_of(b->o, si), n = iters_for(b->o, size), t0;
+	uint32_t window = b->o->window;
+	int ret;
+
+	/* Bounded memory: every fetch in flight holds a destination. */
+	if (window > (128ull << 20) / size)
+		window = (uint32_t)((128ull << 20) / size);
+	if (window < 1)
+		window = 1;
+	ret = fetch_run(b, si, 0, 2, 1); /* first request, then cached */
+	if (ret)
+		return ret;
+	t0 = now_ns();
+	ret = fetch_run(b, si, 2, n, window);
+	if (ret)
+		return ret;
+	printf("bench-rxe bw %" PRIu64 " %.0f (%" PRIu64 " fetches, window "
+	       "%u, %.3f s)\n", size,
+	       (double)(n * size) / ((double)(b->t_done_ns - t0) / 1e9), n,
+	       window, (double)(b->t_done_ns - t0) / 1e9);
+	fflush(stdout);
+	return 0;
+}
+
+static int bench_lat(struct br *b)
+{
+	size_t si = b->o->nsizes;
+	uint32_t n = b->o->lat_iters;
+	uint64_t *lat = calloc(n, sizeof(*lat)), sum = 0;
+	int ret = lat ? fetch_run(b, si, 0, 10, 1) : -ENOMEM;
+
+	for (uint32_t i = 0; !ret && i < n; i++) {
+		uint64_t t0 = now_ns();
+
+		ret = fetch_run(b, si, 10 + i, 1, 1);
+		lat[i] = b->t_done_ns - t0;
+		sum += lat[i];
+	}
+	if (!ret) {
+		qsort(lat, n, sizeof(*lat), cmp_u64);
+		printf("bench-rxe lat 64 %.2f %.2f %.2f (%u fetches; avg, "
+		       "median, p99 in us)\n", (double)sum / n / 1e3,
+		       (double)lat[n / 2] / 1e3,
+		       (double)lat[(size_t)n * 99 / 100] / 1e3, n);
+	}
+	free(lat);
+	return ret;
+}
+
+static int client(struct br *b)
+{
+	int ret = 0;
+
+	for (size_t si = 0; si < b->o->nsizes && !ret; si++)
+		ret = bench_bw(b, si);
+	if (!ret)
+		ret = bench_lat(b);
+	if (!ret) {
+		uint64_t spins = 0, want = b->done + 1;
+
+		ret = fetch(b, BR_DONE_STEP, "done");
+		while (!ret && b->done < want && !b->err[0])
+			br_poll(b, &spins);
+	}
+	if (b->err[0])
+		fprintf(stderr, "bench rxe: %s\n", b->err);
+	return b->err[0] ? -EIO : ret;
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+static int run_node(const struct br_opts *o, uint32_t id)
+{
+	struct br b = { .o = o };
+	int ret;
+
+	ret = br_open(&b, id);
+	if (ret)
+		return ret;
+	ret = br_connect(&b, id);
+	if (!ret)
+		ret = id ? serve(&b) : client(&b);
+	tv_cm_quiesce(b.n.cm);
+	rnode_close(&b.n);
+	return ret;
+}
+
+static int default_addr(const char *env_ip, unsigned int port,
+			struct sockaddr_storage *ss)
+{
+	const char *ip = getenv(env_ip);
+	char text[128];
+
+	if (!ip)
+		return -ENOENT;
+	snprintf(text, sizeof(text), "%s:%u", ip, port);
+	return tv_cm_parse_addr(text, ss);
+}
+
+static int parse_sizes(struct br_opts *o, const char *list)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+	int ret = 0;
+
+	o->nsizes = 0;
+	for (tok = strtok_r(copy, ",", &save); tok && !ret;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		if (o->nsizes == BR_MAX_SIZES || cli_parse_u64(tok, &v) ||
+		    v < 1 || v > (1ull << 30))
+			ret = -EINVAL;
+		else
+			o->sizes[o->nsizes++] = v;
+	}
+	free(copy);
+	return copy ? ret : -ENOMEM;
+}
+
+static int parse_opts(struct br_opts *o, int argc, char **argv)
+{
+	static const uint64_t sizes[] = { 4096, 65536, 1u << 20, 4u << 20,
+					  16u << 20, 64u << 20 };
+	uint64_t v;
+
+	memset(o, 0, sizeof(*o));
+	memcpy(o->sizes, sizes, sizeof(sizes));
+	o->nsizes = sizeof(sizes) / sizeof(sizes[0]);
+	o->bytes = 256u << 20;
+	o->lat_iters = 2000;
+	o->window = 16;
+	o->busy = true;
+	default_addr("RXE_IP0", 7600, &o->addr[0]);
+	default_addr("RXE_IP1", 7601, &o->addr[1]);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : "";
+
+		if (!strcmp(a, "--no-busy-poll")) {
+			o->busy = false;
+			continue;
+		}
+		i++;
+		if ((!strcmp(a, "--addr0") || !strcmp(a, "--addr1")) &&
+		    !tv_cm_parse_addr(val, &o->addr[a[6] - '0']))
+			continue;
+		if (!strcmp(a, "--sizes") && !parse_sizes(o, val))
+			continue;
+		if (!cli_parse_u64(val, &v) && v > 0 && v <= (1ull << 40)) {
+			if (!strcmp(a, "--bytes")) {
+				o->bytes = v;
+				continue;
+			}
+			if (!strcmp(a, "--lat-iters") && v <= 1000000) {
+				o->lat_iters = (uint32_t)v;
+				continue;
+			}
+			if (!strcmp(a, "--window") && v <= 1000) {
+				o->window = (uint32_t)v;
+				continue;
+			}
+		}
+		return -EINVAL;
+	}
+	return o->addr[0].ss_family && o->addr[1].ss_family ? 0 : -EINVAL;
+}
+
+int cli_bench_rxe(int argc, char **argv, const char *argv0)
+{
+	struct br_opts o;
+	int status = 0, ret;
+	pid_t pid;
+
+	(void)argv0;
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(bench_usage, stdout);
+		return CLI_EXIT_OK;
+	}
+	if (parse_opts(&o, argc, argv)) {
+		fputs(bench_usage, stderr);
+		return CLI_EXIT_USAGE;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		perror("bench rxe: fork");
+		return CLI_EXIT_FAIL;
+	}
+	if (pid == 0)
+		_exit(run_node(&o, 1) ? CLI_EXIT_FAIL : CLI_EXIT_OK);
+	ret = run_node(&o, 0);
+	if (ret)
+		kill(pid, SIGTERM);
+	waitpid(pid, &status, 0);
+	if (ret || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "bench rxe: failed (fetcher %d, publisher exit "
+			"%d)\n", ret, WIFEXITED(status) ? WEXITSTATUS(status) :
+							   -1);
+		return CLI_EXIT_FAIL;
+	}
+	return CLI_EXIT_OK;
+}
+
+#else /* !TV_HAVE_RDMACM */
+
+int cli_bench_rxe(int argc, char **argv, const char *argv0)
+{
+	(void)argc;
+	(void)argv;
+	(void)argv0;
+	fprintf(stderr, "tensorverbs bench rxe: built without librdmacm/"
+		"libibverbs (install librdmacm-dev and libibverbs-dev)\n");
+	return CLI_EXIT_FAIL;
+}
+
+#endif

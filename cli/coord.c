@@ -1,0 +1,458 @@
+/*
+ * The step coordinator of `tensorverbs serve` (coord.h): a TCP star around
+ * node 0 with a line protocol
+ *
+ *   HELLO <node> <fingerprint>   node -> 0, once connected
+ *   WELCOME                      0 -> all, once every node said HELLO
+ *   BAR <seq>                    node -> 0: entered barrier seq
+ *   GO <seq>                     0 -> all: everyone entered it
+ *   STATS <v0> <v1> ...          node -> 0, before the final BAR
+ *   ABORT <text>                 any direction: stop, this run failed
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coord.h"
+
+#define COORD_RETRY_NS 200000000ull /* node 0 may start later than us */
+
+static int set_nonblock(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+static socklen_t sa_len(const struct sockaddr *sa)
+{
+	return sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) :
+					  sizeof(struct sockaddr_in6);
+}
+
+static int peer_send(struct coord_peer *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int peer_send(struct coord_peer *p, const char *fmt, ...)
+{
+	char line[COORD_MSG_MAX * 8];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return -EMSGSIZE;
+	if (p->out_len + (size_t)n > p->out_cap) {
+		size_t cap = (p->out_len + (size_t)n) * 2;
+		char *o = realloc(p->out, cap);
+
+		if (!o)
+			return -ENOMEM;
+		p->out = o;
+		p->out_cap = cap;
+	}
+	memcpy(p->out + p->out_len, line, (size_t)n);
+	p->out_len += (size_t)n;
+	return 0;
+}
+
+static void peer_close(struct coord_peer *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	p->in_len = 0;
+	p->out_len = 0;
+}
+
+static void broadcast_abort(struct coord *c)
+{
+	for (size_t i = 0; i < c->npeers; i++)
+		if (c->peers[i].fd >= 0)
+			peer_send(&c->peers[i], "ABORT %s\n", c->abort_msg);
+}
+
+void coord_abort(struct coord *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->aborted)
+		return;
+	c->aborted = true;
+	va_start(ap, fmt);
+	vsnprintf(c->abort_msg, sizeof(c->abort_msg), fmt, ap);
+	va_end(ap);
+	/* Newlines would split the line protocol. */
+	for (char *s = c->abort_msg; *s; s++)
+		if (*s == '\n' || *s == '\r')
+			*s = ' ';
+	broadcast_abort(c);
+}
+
+int coord_init(struct coord *c, uint32_t node, uint32_t nodes,
+	       const struct sockaddr *addr0, uint64_t fingerprint,
+	       size_t nstats, char *msg, size_t cap)
+{
+	int one = 1;
+
+	memset(c, 0, sizeof(*c));
+	c->node = node;
+	c->nodes = nodes;
+	c->fingerprint = fingerprint;
+	c->nstats = nstats;
+	c->listen_fd = -1;
+	memcpy(&c->addr0, addr0, sa_len(addr0));
+	/* Node 0: one slot per node plus as many for not-yet-HELLO ones. */
+	c->npeers = node == 0 ? (size_t)nodes * 2 : 1;
+	c->peers = calloc(c->npeers, sizeof(*c->peers));
+	c->my_stats = calloc(nstats, sizeof(uint64_t));
+	if (!c->peers || !c->my_stats)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->npeers; i++)
+		c->peers[i].fd = -1;
+	if (node != 0)
+		return 0;
+	c->listen_fd = socket(addr0->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->listen_fd < 0 ||
+	    setsockopt(c->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one,
+		       sizeof(one)) ||
+	    bind(c->listen_fd, addr0, sa_len(addr0)) ||
+	    listen(c->listen_fd, (int)nodes) || set_nonblock(c->listen_fd)) {
+		snprintf(msg, cap, "coordinator: cannot listen (TCP): %s",
+			 strerror(errno));
+		return -errno;
+	}
+	if (nodes == 1)
+		c->joined = true;
+	return 0;
+}
+
+void coord_fini(struct coord *c)
+{
+	for (size_t i = 0; c->peers && i < c->npeers; i++) {
+		struct coord_peer *p = &c->peers[i];
+
+		/* Whatever is queued (the last GO, an ABORT) still goes out. */
+		if (p->fd >= 0 && p->out_len) {
+			int flags = fcntl(p->fd, F_GETFL);
+
+			if (flags >= 0)
+				fcntl(p->fd, F_SETFL, flags & ~O_NONBLOCK);
+			if (write(p->fd, p->out, p->out_len) < 0)
+				p->out_len = 0;
+		}
+		peer_close(p);
+		free(p->out);
+		free(p->stats);
+	}
+	if (c->listen_fd >= 0)
+		close(c->listen_fd);
+	free(c->peers);
+	free(c->my_stats);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---- node 0 -------------------------------------------------------------- */
+
+static void check_joined(struct coord *c)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 1; i < c->nodes; i++)
+		n += c->peers[i].hello;
+	if (c->joined || n + 1 < c->nodes)
+		return;
+	c->joined = true;
+	for (uint32_t i = 1; i < c->nodes; i++)
+		peer_send(&c->peers[i], "WELCOME\n");
+}
+
+static void check_barrier(struct coord *c)
+{
+	uint64_t seq = c->bar_entered;
+
+	if (seq <= c->bar_done)
+		return;
+	for (uint32_t i = 1; i < c->nodes; i++)
+		if (c->peers[i].bar_seq < seq)
+			return;
+	c->bar_done = seq;
+	for (uint32_t i = 1; i < c->nodes; i++)
+		peer_send(&c->peers[i], "GO %" PRIu64 "\n", seq);
+}
+
+static int on_stats(struct coord *c, struct coord_peer *p, const char *args)
+{
+	char *end;
+
+	if (!p->stats)
+		p->stats = calloc(c->nstats, sizeof(uint64_t));
+	if (!p->stats)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nstats; i++) {
+		p->stats[i] = strtoull(args, &end, 10);
+		if (end == args)
+			return -EPROTO;
+		args = end;
+	}
+	return 0;
+}
+
+/* A HELLO on pending slot p: move it to the node's own slot. */
+static void on_hello(struct coord *c, struct coord_peer *p, const char *args)
+{
+	unsigned int n = 0;
+	uint64_t fp = 0;
+	struct coord_peer *slot;
+
+	if (sscanf(args, "%u %" SCNx64, &n, &fp) != 2 || n == 0 ||
+	    n >= c->nodes || c->peers[n].fd >= 0) {
+		peer_send(p, "ABORT node 0: bad or duplicate HELLO '%s'\n",
+			  args);
+		return;
+	}
+	slot = &c->peers[n];
+	*slot = *p;
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+	slot->hello = true;
+	if (fp != c->fingerprint)
+		coord_abort(c, "node %u runs another scenario or seed "
+			    "(fingerprint %016" PRIx64 ", node 0 has %016"
+			    PRIx64 ")", n, fp, c->fingerprint);
+	check_joined(c);
+}
+
+static void root_line(struct coord *c, struct coord_peer *p, char *line)
+{
+	char *args = strchr(line, ' ');
+
+	args = args ? args + 1 : line + strlen(line);
+	if (!strncmp(line, "HELLO ", 6)) {
+		on_hello(c, p, args);
+	} else if (!strncmp(line, "BAR ", 4)) {
+		p->bar_seq = strtoull(args, NULL, 10);
+		check_barrier(c);
+	} else if (!strncmp(line, "STATS ", 6)) {
+		if (on_stats(c, p, args))
+			coord_abort(c, "node 0: malformed STATS line");
+	} else if (!strncmp(line, "ABORT ", 6)) {
+		coord_abort(c, "%s", args);
+	}
+}
+
+static void leaf_line(struct coord *c, char *line)
+{
+	char *args = strchr(line, ' ');
+
+	args = args ? args + 1 : line + strlen(line);
+	if (!strcmp(line, "WELCOME"))
+		c->joined = true;
+	else if (!strncmp(line, "GO ", 3))
+		c->bar_done = strtoull(args, NULL, 10);
+	else if (!strncmp(line, "ABORT ", 6) && !c->aborted) {
+		c->aborted = true;
+		snprintf(c->abort_msg, sizeof(c->abort_msg), "%s", args);
+	}
+}
+
+static void accept_all(struct coord *c)
+{
+	for (;;) {
+		int fd = accept4(c->listen_fd, NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		size_t i;
+
+		if (fd < 0)
+			return;
+		for (i = c->nodes; i < c->npeers && c->peers[i].fd >= 0; i++)
+			;
+		if (i == c->npeers) {
+			close(fd); /* more connections than nodes */
+			continue;
+		}
+		c->peers[i].fd = fd;
+		c->peers[i].in_len = 0;
+	}
+}
+
+/* ---- every node ---------------------------------------------------------- */
+
+/* Node 1..n-1: (re)try connecting to node 0 until it answers. */
+static void leaf_connect(struct coord *c, uint64_t now_ns)
+{
+	struct coord_peer *p = &c->peers[0];
+	const struct sockaddr *sa = (const void *)&c->addr0;
+	int one = 1;
+
+	if (p->fd >= 0 || c->joined || now_ns < c->next_connect_ns)
+		return;
+	c->next_connect_ns = now_ns + COORD_RETRY_NS;
+	p->fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK |
+					      SOCK_CLOEXEC, 0);
+	if (p->fd < 0)
+		return;
+	setsockopt(p->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(p->fd, sa, sa_len(sa)) && errno != EINPROGRESS) {
+		peer_close(p);
+		return;
+	}
+	peer_send(p, "HELLO %u %016" PRIx64 "\n", c->node, c->fingerprint);
+}
+
+/* Split complete lines off p->in; the peer may move (HELLO). */
+static void peer_lines(struct coord *c, size_t idx)
+{
+	struct coord_peer *p = &c->peers[idx];
+	char line[sizeof(p->in) + 1];
+	char *nl;
+
+	while (p->fd >= 0 && (nl = memchr(p->in, '\n', p->in_len))) {
+		size_t n = (size_t)(nl - p->in);
+		unsigned int node = 0;
+
+		memcpy(line, p->in, n);
+		line[n] = '\0';
+		memmove(p->in, nl + 1, p->in_len - n - 1);
+		p->in_len -= n + 1;
+		if (c->node != 0) {
+			leaf_line(c, line);
+			continue;
+		}
+		root_line(c, p, line);
+		/* A HELLO moved this connection to its node's slot. */
+		if (p->fd < 0 && sscanf(line, "HELLO %u", &node) == 1 &&
+		    node < c->nodes && c->peers[node].fd >= 0)
+			p = &c->peers[node];
+	}
+}
+
+static void peer_gone(struct coord *c, size_t idx)
+{
+	bool known = c->node != 0 ? c->joined : idx < c->nodes;
+
+	peer_close(&c->peers[idx]);
+	/* A node that said HELLO never leaves before the end: it died. */
+	if (known && !c->aborted)
+		coord_abort(c, "node %zu's coordinator connection closed "
+			    "(the process died?)", c->node ? 0 : idx);
+}
+
+static int peer_io(struct coord *c, size_t idx, short revents)
+{
+	struct coord_peer *p = &c->peers[idx];
+	int got = 0;
+
+	if (revents & POLLOUT && p->out_len) {
+		ssize_t w = write(p->fd, p->out, p->out_len);
+
+		if (w > 0) {
+			memmove(p->out, p->out + w, p->out_len - (size_t)w);
+			p->out_len -= (size_t)w;
+			got = 1;
+		} else if (w < 0 && errno != EAGAIN) {
+			peer_gone(c, idx);
+			return 1;
+		}
+	}
+	if (revents & (POLLIN | POLLHUP | POLLERR)) {
+		ssize_t r = read(p->fd, p->in + p->in_len,
+				 sizeof(p->in) - p->in_len);
+
+		if (r <= 0 && !(r < 0 && errno == EAGAIN)) {
+			/* A leaf whose connect was refused simply retries. */
+			if (c->node != 0 && !c->joined && r < 0)
+				peer_close(p);
+			else
+				peer_gone(c, idx);
+			return 1;
+		}
+		if (r > 0) {
+			p->in_len += (size_t)r;
+			peer_lines(c, idx);
+			got = 1;
+		}
+		if (p->fd >= 0 && p->in_len == sizeof(p->in))
+			peer_gone(c, idx); /* a line too long: not ours */
+	}
+	return got;
+}
+
+int coord_poll(struct coord *c, uint64_t now_ns)
+{
+	struct pollfd pfd[c->npeers + 1];
+	size_t map[c->npeers + 1];
+	size_t n = 0;
+	int got = 0;
+
+	if (c->node == 0)
+		accept_all(c);
+	else
+		leaf_connect(c, now_ns);
+	for (size_t i = 0; i < c->npeers; i++) {
+		if (c->peers[i].fd < 0)
+			continue;
+		pfd[n].fd = c->peers[i].fd;
+		pfd[n].events = POLLIN | (c->peers[i].out_len ? POLLOUT : 0);
+		pfd[n].revents = 0;
+		map[n++] = i;
+	}
+	if (!n || poll(pfd, n, 0) <= 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (pfd[i].revents && c->peers[map[i]].fd == pfd[i].fd)
+			got += peer_io(c, map[i], pfd[i].revents);
+	return got;
+}
+
+int coord_barrier_enter(struct coord *c, uint64_t seq)
+{
+	assert(seq > c->bar_entered);
+	c->bar_entered = seq;
+	if (c->node == 0) {
+		check_barrier(c);
+		return 0;
+	}
+	return peer_send(&c->peers[0], "BAR %" PRIu64 "\n", seq);
+}
+
+bool coord_barrier_done(const struct coord *c, uint64_t seq)
+{
+	return c->bar_done >= seq;
+}
+
+int coord_send_stats(struct coord *c, const uint64_t *v)
+{
+	char line[COORD_MSG_MAX * 8];
+	size_t used = 0;
+
+	if (c->node == 0) {
+		memcpy(c->my_stats, v, c->nstats * sizeof(uint64_t));
+		return 0;
+	}
+	for (size_t i = 0; i < c->nstats && used < sizeof(line); i++)
+		used += (size_t)snprintf(line + used, sizeof(line) - used,
+					 " %" PRIu64, v[i]);
+	if (used >= sizeof(line))
+		return -EMSGSIZE;
+	return peer_send(&c->peers[0], "STATS%s\n", line);
+}
+
+const uint64_t *coord_stats(const struct coord *c, uint32_t n)
+{
+	if (c->node != 0 || n >= c->nodes)
+		return NULL;
+	return n == 0 ? c->my_stats : c->peers[n].stats;
+}

@@ -1,0 +1,73 @@
+/*
+ * This file is private to the tensorverbs CLI: the step coordinator of
+ * `tensorverbs serve`.
+ *
+ * The processes of one scenario run on different hosts and clocks, so the
+ * scenario's virtual times cannot order their sends and receives.  A small
+ * TCP star (node 0 in the middle, on node 0's address and port number: TCP
+ * and rdma_cm's RoCE/IB port spaces are separate) orders them instead:
+ * barriers between time points, an abort any node can raise so nobody
+ * waits forever for a dead peer, and every node's statistics gathered on
+ * node 0 for the scenario's all-node expectations.  Nothing of the tensor
+ * traffic goes over it.
+ *
+ * Non-blocking: coord_poll() from the run's loop does all the I/O.
+ */
+#ifndef TV_CLI_COORD_H
+#define TV_CLI_COORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define COORD_MSG_MAX 512
+
+struct coord_peer {
+	int fd;                 /* -1: not connected */
+	bool hello;             /* node 0: its HELLO arrived */
+	char in[COORD_MSG_MAX * 2];
+	size_t in_len;
+	char *out;              /* pending output */
+	size_t out_len;
+	size_t out_cap;
+	uint64_t bar_seq;       /* node 0: the last barrier it entered */
+	uint64_t *stats;        /* node 0: its STATS, or NULL */
+};
+
+struct coord {
+	uint32_t node;
+	uint32_t nodes;
+	uint64_t fingerprint;   /* same scenario and seed everywhere */
+	struct sockaddr_storage addr0; /* node 0's */
+	int listen_fd;          /* node 0 */
+	struct coord_peer *peers; /* node 0: [nodes]; others: [1] = node 0 */
+	size_t npeers;
+	bool joined;            /* everyone said HELLO (node 0: WELCOMEs sent) */
+	uint64_t next_connect_ns;
+	uint64_t bar_entered;   /* our last BAR */
+	uint64_t bar_done;      /* the last GO */
+	size_t nstats;          /* uint64s per STATS line */
+	uint64_t *my_stats;     /* node 0's own */
+	bool stats_all;         /* node 0: every node's STATS are in */
+	bool aborted;
+	char abort_msg[COORD_MSG_MAX];
+};
+
+int coord_init(struct coord *c, uint32_t node, uint32_t nodes,
+	       const struct sockaddr *addr0, uint64_t fingerprint,
+	       size_t nstats, char *msg, size_t cap);
+void coord_fini(struct coord *c);
+/* Accept, connect, read, write: non-blocking.  Events handled, or < 0. */
+int coord_poll(struct coord *c, uint64_t now_ns);
+int coord_barrier_enter(struct coord *c, uint64_t seq);
+bool coord_barrier_done(const struct coord *c, uint64_t seq);
+/* Tell everyone to stop: this node failed (msg says why). */
+void coord_abort(struct coord *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Send this node's statistics (node 0 keeps its own). */
+int coord_send_stats(struct coord *c, const uint64_t *v);
+/* Node 0, after the final barrier: node n's statistics or NULL. */
+const uint64_t *coord_stats(const struct coord *c, uint32_t n);
+
+#endif /* TV_CLI_COORD_H */

@@ -1,0 +1,297 @@
+/*
+ * tensorverbs serve: one scenario node as its own process on an RDMA
+ * device, connected to the others with rdma_cm (rdma_run.h says how the
+ * scenario's order is kept across processes).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <xxhash.h>
+
+#include "cli.h"
+#include "rdma_node.h"
+#include "rdma_run.h"
+#include "serve.h"
+
+#define SERVE_EXIT_SKIP 77 /* as automake and ctest count a skipped test */
+
+static const char serve_usage[] =
+	"usage: tensorverbs serve SCENARIO.json --node K --addr ADDR:PORT\n"
+	"                         [--peer J=ADDR:PORT]... [options]\n"
+	"       tensorverbs serve SCENARIO.json --node K --cluster "
+	"0=ADDR:PORT,1=ADDR:PORT,...\n"
+	"  Run node K of the scenario on the RDMA device that holds ADDR\n"
+	"  (rdma_cm finds it; RDMA_DEVICE may name it too, and the other\n"
+	"  RDMA_* variables apply).  Every node of the scenario is one such\n"
+	"  process; each needs every other node's address (--peer or\n"
+	"  --cluster).  Lower ids connect to higher ones; node 0 also runs\n"
+	"  the step coordinator (TCP on its address and port number).\n"
+	"options:\n"
+	"  --seed N               tensor contents seed (default: the scenario's)\n"
+	"  --timeout S            give up after S seconds (default 120)\n"
+	"  --connect-attempts N   rdma_cm connect attempts (default 20)\n"
+	"  --retry-delay-ms MS    between attempts (default 500)\n"
+	"  --no-reconnect         a failed channel stays failed\n"
+	"  --inject-disconnect STEP  (tests) node 0 drops its connections\n"
+	"                         when step STEP starts; the run must recover\n"
+	"  --verbose              log every message, event and recv\n"
+	"exit status: 0 this node's part passed, 1 it failed, 2 bad usage,\n"
+	"scenario or RDMA_* configuration, 77 the scenario cannot run on\n"
+	"hardware (the reason is printed)\n";
+
+/*
+ * What a scenario may use on hardware.  Timing models, jitter, faults:
+ * simulator only, so such a scenario is skipped, saying why.
+ */
+static int hw_applicable(const struct scenario *sc, json_t *root,
+			 char *why, size_t cap)
+{
+	static const char *const ok_keys[] = {
+		"name", "description", "seed", "nodes", "link", "sim",
+		"engine", "step_interval_ns", "steps", "expect_stats", NULL,
+	};
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(root, key, v) {
+		const char *const *k;
+
+		for (k = ok_keys; *k && strcmp(*k, key); k++)
+			;
+		if (!*k) {
+			snprintf(why, cap, "key '%s' is simulator-only (no "
+				 "hardware equivalent)", key);
+			return 0;
+		}
+	}
+	if (sc->link.latency_ns != 2000 ||
+	    sc->link.bytes_per_sec != (uint64_t)12.5e9) {
+		snprintf(why, cap, "it models link latency/bandwidth "
+			 "(link: simulator-only timing)");
+		return 0;
+	}
+	if (sc->jitter_ns_max) {
+		snprintf(why, cap, "sim.jitter_ns_max is simulator-only");
+		return 0;
+	}
+	return 1;
+}
+
+struct serve_args {
+	const char *path;
+	struct rr_opts o;
+	const char *addr_text;
+	bool have_node;
+	bool have_seed;
+};
+
+static int parse_peer(struct serve_args *a, const char *text)
+{
+	struct sockaddr_storage ss;
+	uint32_t j;
+
+	if (rnode_parse_peer(text, &j, &ss) || j >= RR_MAX_NODES)
+		return -EINVAL;
+	a->o.addrs[j] = ss;
+	a->o.have_addr[j] = true;
+	return 0;
+}
+
+static int parse_cluster(struct serve_args *a, const char *list)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+	int ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok && !ret;
+	     tok = strtok_r(NULL, ",", &save))
+		ret = parse_peer(a, tok);
+	free(copy);
+	return ret;
+}
+
+static int parse_num(const char *opt, const char *v, uint64_t max,
+		     uint64_t *out_p)
+{
+	uint64_t x;
+
+	if (!v || cli_parse_u64(v, &x) || x > max) {
+		fprintf(stderr, "tensorverbs serve: %s needs a number <= %llu\n",
+			opt, (unsigned long long)max);
+		return -EINVAL;
+	}
+	*out_p = x;
+	return 0;
+}
+
+/* One option at argv[*i]; -EINVAL after printing why. */
+static int parse_opt(struct serve_args *a, int argc, char **argv, int *i)
+{
+	const char *opt = argv[*i];
+	const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+	uint64_t x = 0;
+	int ret = 0;
+
+	if (!strcmp(opt, "--verbose")) {
+		a->o.verbose = true;
+		return 0;
+	}
+	if (!strcmp(opt, "--no-reconnect")) {
+		a->o.reconnect = false;
+		return 0;
+	}
+	(*i)++;
+	if (!strcmp(opt, "--node")) {
+		ret = parse_num(opt, v, RR_MAX_NODES - 1, &x);
+		a->o.node = (uint32_t)x;
+		a->have_node = true;
+	} else if (!strcmp(opt, "--addr") || !strcmp(opt, "--listen")) {
+		/* Stored once --node is known: options come in any order. */
+		a->addr_text = v;
+		ret = v ? 0 : -EINVAL;
+	} else if (!strcmp(opt, "--peer")) {
+		ret = v ? parse_peer(a, v) : -EINVAL;
+	} else if (!strcmp(opt, "--cluster")) {
+		ret = v ? parse_cluster(a, v) : -EINVAL;
+	} else if (!strcmp(opt, "--seed")) {
+		ret = parse_num(opt, v, UINT64_MAX, &a->o.seed);
+		a->have_seed = true;
+	} else if (!strcmp(opt, "--timeout")) {
+		ret = parse_num(opt, v, 86400, &x);
+		a->o.timeout_s = (uint32_t)x;
+	} else if (!strcmp(opt, "--connect-attempts")) {
+		ret = parse_num(opt, v, 100000, &x);
+		a->o.connect_attempts = (uint32_t)x;
+	} else if (!strcmp(opt, "--retry-delay-ms")) {
+		ret = parse_num(opt, v, 600000, &x);
+		a->o.retry_delay_ms = (uint32_t)x;
+	} else if (!strcmp(opt, "--inject-disconnect")) {
+		ret = parse_num(opt, v, UINT64_MAX, &a->o.inject_disconnect_step);
+	} else {
+		fprintf(stderr, "tensorverbs serve: unknown option %s\n", opt);
+		return -EINVAL;
+	}
+	if (ret)
+		fprintf(stderr, "tensorverbs serve: bad value for %s: %s\n",
+			opt, v ? v : "(missing)");
+	return ret;
+}
+
+static int parse_args(struct serve_args *a, int argc, char **argv)
+{
+	char text[600];
+
+	memset(a, 0, sizeof(*a));
+	a->o.timeout_s = 120;
+	a->o.reconnect = true;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(serve_usage, stdout);
+			return 1;
+		}
+		if (argv[i][0] != '-') {
+			if (a->path)
+				return -EINVAL;
+			a->path = argv[i];
+		} else if (parse_opt(a, argc, argv, &i)) {
+			return -EINVAL;
+		}
+	}
+	if (!a->path || !a->have_node) {
+		fprintf(stderr, "tensorverbs serve: need SCENARIO.json and "
+			"--node K\n");
+		return -EINVAL;
+	}
+	if (a->addr_text) {
+		snprintf(text, sizeof(text), "%u=%s", a->o.node, a->addr_text);
+		if (parse_peer(a, text)) {
+			fprintf(stderr, "tensorverbs serve: --addr %s: not "
+				"ADDR:PORT\n", a->addr_text);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Every node's address known; node ids inside the scenario. */
+static int check_addrs(const struct serve_args *a, const struct scenario *sc)
+{
+	if (a->o.node >= sc->nodes) {
+		fprintf(stderr, "tensorverbs serve: --node %u, but the scenario "
+			"has %u nodes\n", a->o.node, sc->nodes);
+		return -EINVAL;
+	}
+	for (uint32_t j = 0; j < sc->nodes; j++) {
+		if (a->o.have_addr[j])
+			continue;
+		fprintf(stderr, "tensorverbs serve: no address for node %u "
+			"(%s)\n", j, j == a->o.node ? "--addr ADDR:PORT" :
+			"--peer J=ADDR:PORT or --cluster");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static uint64_t fingerprint(const char *path, uint64_t seed)
+{
+	json_t *root = json_load_file(path, JSON_ALLOW_NUL, NULL);
+	char *text = root ? json_dumps(root, JSON_SORT_KEYS | JSON_COMPACT) :
+			    NULL;
+	uint64_t fp = text ? XXH64(text, strlen(text), seed) : seed;
+
+	free(text);
+	json_decref(root);
+	return fp;
+}
+
+/* 0: go on; else the exit status (skip, usage). */
+static int load(struct serve_args *a, struct scenario **sc_p)
+{
+	char err[SC_ERR_MAX], why[256];
+	json_t *root;
+	int ok;
+
+	if (scenario_load_file(a->path, sc_p, err)) {
+		fprintf(stderr, "tensorverbs serve: invalid scenario %s: %s\n",
+			a->path, err);
+		return CLI_EXIT_USAGE;
+	}
+	root = json_load_file(a->path, JSON_ALLOW_NUL, NULL);
+	snprintf(why, sizeof(why), "cannot read it as JSON");
+	ok = root && hw_applicable(*sc_p, root, why, sizeof(why));
+	json_decref(root);
+	if (!ok) {
+		printf("SKIP: %s: %s\n", (*sc_p)->name, why);
+		return SERVE_EXIT_SKIP;
+	}
+	if (check_addrs(a, *sc_p))
+		return CLI_EXIT_USAGE;
+	if (!a->have_seed)
+		a->o.seed = (*sc_p)->seed;
+	a->o.fingerprint = fingerprint(a->path, a->o.seed);
+	return 0;
+}
+
+int cli_serve(int argc, char **argv, const char *argv0)
+{
+	struct serve_args a;
+	struct scenario *sc = NULL;
+	int ret;
+
+	(void)argv0;
+	ret = parse_args(&a, argc, argv);
+	if (ret) {
+		if (ret < 0)
+			fputs(serve_usage, stderr);
+		return ret > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	}
+	ret = load(&a, &sc);
+	if (!ret)
+		ret = rr_run(sc, &a.o);
+	scenario_free(sc);
+	return ret;
+}

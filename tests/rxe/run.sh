@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# The rxe suite: every scenario that can run on hardware, as one process per
+# node over rdma_cm on two Soft-RoCE devices, plus negative tests (bad
+# RDMA_* configuration, a peer that is not there) and recovery tests (a
+# late peer, a dropped connection).  Runs INSIDE the rxe VM
+# (ci/rxe/vm.sh --devices 2): node j uses rxe(j%2) at 10.77.0.(j%2+1).
+#
+#   tests/rxe/run.sh [--only NAME] [--list]
+#
+# Environment: TV_BIN (default build-cm/cli/tensorverbs), TV_RXE_TIMEOUT
+# (seconds per process, default 180), TV_RXE_OUT (keep logs there).
+# Prints "rxe: N passed, M failed, K skipped"; exits 1 on any failure.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+tv=${TV_BIN:-$repo/build-cm/cli/tensorverbs}
+tmo=${TV_RXE_TIMEOUT:-180}
+only=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--only) only=$2; shift 2 ;;
+	*) echo "usage: $0 [--only NAME]" >&2; exit 2 ;;
+	esac
+done
+
+for v in RXE_DEV0 RXE_DEV1 RXE_IP0 RXE_IP1; do
+	[ -n "${!v:-}" ] || { echo "rxe: $v is not set: run inside ci/rxe/vm.sh --devices 2" >&2; exit 2; }
+done
+[ -x "$tv" ] || { echo "rxe: $tv not built" >&2; exit 2; }
+command -v jq >/dev/null || { echo "rxe: jq not found" >&2; exit 2; }
+
+# rdma_cm checks the reverse path of an incoming connect with a route lookup
+# that has an output interface and no input one (validate_ipv4_net_dev);
+# ci/rxe/net.sh only routes "iif lo", so without these two rules every
+# connect between rxe0 and rxe1 is rejected (REJ reason 28).
+ip rule show | grep -q 'oif veth1 lookup 7702' ||
+	ip rule add pref 102 to "$RXE_IP0/32" oif veth1 lookup 7702
+ip rule show | grep -q 'oif veth0 lookup 7701' ||
+	ip rule add pref 103 to "$RXE_IP1/32" oif veth0 lookup 7701
+
+work=${TV_RXE_OUT:-$(mktemp -d)}
+mkdir -p "$work"
+passed=0 failed=0 skipped=0
+port=20000
+failures=()
+
+dev_of() { echo "rxe$(($1 % 2))"; }
+ip_of() { echo "10.77.0.$(($1 % 2 + 1))"; }
+
+# cluster N BASEPORT: "0=ip:port,1=ip:port,..."
+cluster() {
+	local n=$1 base=$2 j out=
+	for ((j = 0; j < n; j++)); do
+		out+="${out:+,}$j=$(ip_of "$j"):$((base + j))"
+	done
+	echo "$out"
+}
+
+result() { # result NAME pass|fail|skip [DETAIL]
+	case "$2" in
+	pass) passed=$((passed + 1)); printf 'PASS  %s %s\n' "$1" "${3:-}" ;;
+	skip) skipped=$((skipped + 1)); printf 'SKIP  %s: %s\n' "$1" "${3:-}" ;;
+	*) failed=$((failed + 1)); failures+=("$1"); printf 'FAIL  %s %s\n' "$1" "${3:-}" ;;
+	esac
+}
+
+# run_scenario NAME FILE [EXTRA SERVE ARGS...]: one process per node.
+run_scenario() {
+	local name=$1 file=$2 n j rc all77=1 bad=0 t0 pids=() cl
+	shift 2
+	[ -n "$only" ] && [ "$only" != "$name" ] && return 0
+	n=$(jq -r .nodes "$file")
+	port=$((port + 16))
+	cl=$(cluster "$n" "$port")
+	t0=$(date +%s.%N)
+	for ((j = n - 1; j >= 0; j--)); do
+		RDMA_DEVICE=$(dev_of "$j") timeout -k 5 $((tmo + 20)) \
+			"$tv" serve "$file" --node "$j" --cluster "$cl" \
+			--timeout "$tmo" "$@" >"$work/$name.$j.log" 2>&1 &
+		pids[j]=$!
+	done
+	for ((j = 0; j < n; j++)); do
+		rc=0
+		wait "${pids[j]}" || rc=$?
+		[ "$rc" = 77 ] || all77=0
+		[ "$rc" = 0 ] || [ "$rc" = 77 ] || bad=1
+		echo "$rc" >"$work/$name.$j.rc"
+	done
+	local secs
+	secs=$(echo "$(date +%s.%N) - $t0" | bc)
+	if [ "$all77" = 1 ]; then
+		result "$name" skip "$(sed -n 's/^SKIP: [^:]*: //p' "$work/$name.0.log" | head -1)"
+	elif [ "$bad" = 0 ]; then
+		result "$name" pass "($n processes, $(printf '%.1f' "$secs") s)"
+	else
+		result "$name" fail "($n processes)"
+		for ((j = 0; j < n; j++)); do
+			echo "---- $name node $j (exit $(cat "$work/$name.$j.rc")):"
+			tail -n 15 "$work/$name.$j.log"
+		done
+	fi
+}
+
+# expect_refusal NAME WANT_TEXT ENV... -- SERVE ARGS: one process must exit
+# non-zero with a message containing WANT_TEXT, and never say PASS.
+expect_refusal() {
+	local name=$1 want=$2 rc=0 envs=()
+	shift 2
+	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	[ -n "$only" ] && [ "$only" != "$name" ] && return 0
+	env "${envs[@]}" timeout -k 5 $((tmo + 20)) "$tv" serve "$@" \
+		>"$work/$name.log" 2>&1 || rc=$?
+	if [ "$rc" != 0 ] && grep -qF -- "$want" "$work/$name.log" &&
+		! grep -q ': PASS:' "$work/$name.log"; then
+		result "$name" pass "(exit $rc: $(grep -F -- "$want" "$work/$name.log" | head -1 | cut -c1-150))"
+	else
+		result "$name" fail "(exit $rc, wanted a message with '$want')"
+		cat "$work/$name.log"
+	fi
+}
+
+echo "rxe: $tv on $RXE_DEV0 ($RXE_IP0) and $RXE_DEV1 ($RXE_IP1); logs in $work"
+
+# ---- every scenario -----------------------------------------------------------
+for f in "$repo"/scenarios/*.json "$here"/scenarios/*.json; do
+	[ -e "$f" ] || continue
+	run_scenario "$(basename "$f" .json)" "$f"
+done
+
+# ---- recovery -------------------------------------------------------------------
+basic=$repo/scenarios/basic_transfer.json
+cached=$repo/scenarios/cached_metadata.json
+
+# A peer started late (TensorFlow #18630): node 0 retries until it is there.
+late() {
+	local name=late_peer rc0=0 rc1=0 p0 cl
+	[ -n "$only" ] && [ "$only" != "$name" ] && return 0
+	port=$((port + 16))
+	cl=$(cluster 2 "$port")
+	RDMA_DEVICE=rxe0 "$tv" serve "$basic" --node 0 --cluster "$cl" \
+		--timeout "$tmo" --retry-delay-ms 300 >"$work/$name.0.log" 2>&1 &
+	p0=$!
+	sleep 3
+	RDMA_DEVICE=rxe1 "$tv" serve "$basic" --node 1 --cluster "$cl" \
+		--timeout "$tmo" >"$work/$name.1.log" 2>&1 || rc1=$?
+	wait "$p0" || rc0=$?
+	if [ "$rc0" = 0 ] && [ "$rc1" = 0 ]; then
+		result "$name" pass "(node 1 started 3 s late)"
+	else
+		result "$name" fail "(exit $rc0/$rc1)"
+		tail -n 15 "$work/$name.0.log" "$work/$name.1.log"
+	fi
+}
+late
+
+# A dropped connection mid-run: both ends reset, node 0 reconnects, the
+# requests caught go again, every step still passes.
+run_scenario reconnect_cached "$cached" --inject-disconnect 2
+run_scenario reconnect_many "$repo/scenarios/many_concurrent.json" --inject-disconnect 2
+
+# ---- refusals: a clear message and a non-zero exit ---------------------------
+port=$((port + 16))
+c2=$(cluster 2 "$port")
+expect_refusal bad_sl "RDMA_QP_SL=9" RDMA_QP_SL=9 -- "$basic" --node 0 --cluster "$c2"
+expect_refusal bad_mtu "RDMA_QP_MTU=3000" RDMA_QP_MTU=3000 -- "$basic" --node 0 --cluster "$c2"
+expect_refusal unknown_device "nosuch0" RDMA_DEVICE=nosuch0 -- "$basic" --node 0 --cluster "$c2"
+expect_refusal not_a_number "RDMA_QP_TIMEOUT" RDMA_QP_TIMEOUT=fourteen -- "$basic" --node 0 --cluster "$c2"
+expect_refusal wrong_device "is on device rxe0" RDMA_DEVICE=rxe1 -- "$basic" --node 0 --cluster "$c2"
+expect_refusal no_address "cannot bind 10.77.0.9:$port with rdma_cm" -- "$basic" --node 0 \
+	--cluster "0=10.77.0.9:$port,1=$RXE_IP1:$((port + 1))"
+# Nobody listens on node 1's port: three attempts, then the reason.
+expect_refusal peer_absent "$RXE_IP1:$((port + 1)) failed after 3 attempt(s): RDMA_CM_EVENT_REJECTED" -- \
+	"$basic" --node 0 --cluster "$c2" --connect-attempts 3 --retry-delay-ms 200
+
+echo
+printf 'rxe: %d passed, %d failed, %d skipped\n' "$passed" "$failed" "$skipped"
+[ "$failed" = 0 ] || { printf 'rxe: failed: %s\n' "${failures[*]}"; exit 1; }
+exit 0
