@@ -608,16 +608,27 @@ static void channel_on_send(struct tv_channel *ch, const struct tv_vf_wc *wc)
 {
 	uint64_t tag = wc->wr_id & 7u;
 
-	assert(ch->sq_outstanding > 0);
+	/* A completion for nothing we posted: the backend misbehaves. */
+	if (!ch->sq_outstanding) {
+		tv__channel_fail(ch, TV_INTERNAL,
+				 "completion (wr_id %#llx) for no posted work "
+				 "on the channel to node %u",
+				 (unsigned long long)wc->wr_id, ch->peer_id);
+		return;
+	}
 	ch->sq_outstanding--;
 	if (tag == TV_WRID_WRITE_TAG) {
 		struct tv_response *resp =
 			tv__response_find(ch, (uint32_t)(wc->wr_id >> 3));
 
 		/* Responses live until their write completes. */
-		assert(resp && resp->state == TV_RESP_WRITING);
-		if (resp)
+		if (resp && resp->state == TV_RESP_WRITING)
 			tv__response_write_done(resp, wc->status);
+		else
+			tv__channel_fail(ch, TV_INTERNAL,
+					 "completion of a write for index %u "
+					 "that has none in flight",
+					 (uint32_t)(wc->wr_id >> 3));
 	} else if (tag == TV_WRID_MSG && wc->status == TV_WC_SUCCESS) {
 		ch->tx_local_busy = false;
 	}

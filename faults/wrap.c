@@ -162,9 +162,23 @@ static int w_destroy_cq(struct tv_vf_cq *cq)
 	return ret;
 }
 
+/* wr_id of the wrapper's own extra WRs: their completions are ours. */
+#define FLT_TWIN_WRID 0x7477696e2d777269ull
+
 static int w_poll_cq(struct tv_vf_cq *cq, int n, struct tv_vf_wc *wc)
 {
-	return tv_vf_poll_cq(to_cq(cq)->inner, n, wc);
+	int got, i, kept;
+
+	/* A twin may still complete (flushed): the caller never posted it. */
+	do {
+		got = tv_vf_poll_cq(to_cq(cq)->inner, n, wc);
+		if (got <= 0)
+			return got;
+		for (i = 0, kept = 0; i < got; i++)
+			if (wc[i].wr_id != FLT_TWIN_WRID)
+				wc[kept++] = wc[i];
+	} while (!kept && got == n);
+	return kept;
 }
 
 static int w_create_qp(struct tv_vf_pd *pd,
@@ -285,8 +299,9 @@ static int post_one(struct flt_qp *qp, const struct tv_vf_send_wr *orig)
 	if (dup) {
 		struct tv_vf_send_wr twin = wr;
 
-		/* The extra copy is unsignaled: the caller sees one CQE. */
+		/* The extra copy is unsignaled and its completions are ours. */
 		twin.send_flags &= ~(uint32_t)TV_SEND_SIGNALED;
+		twin.wr_id = FLT_TWIN_WRID;
 		ret = tv_vf_post_send(qp->inner, &twin, &bad);
 		if (ret)
 			return ret;
