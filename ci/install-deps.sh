@@ -4,7 +4,8 @@
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config check libsubunit-dev libjansson-dev
-      libprotobuf-c-dev protobuf-c-compiler libxxhash-dev libfiu-dev lcov libxml2-utils jq)
+      libprotobuf-c-dev protobuf-c-compiler libxxhash-dev libfiu-dev lcov libxml2-utils jq
+      libibverbs-dev librdmacm-dev ibverbs-providers)
 pkgs+=("$@")
 
 missing=()
