@@ -12,7 +12,6 @@
 
 #include "cli.h"
 #include "devices.h"
-#include "serve.h"
 #include "swarm.h"
 
 #ifndef TV_VERSION
@@ -33,14 +32,11 @@ static const char usage_text[] =
 	"        draw a trace: sequence diagram, Chrome/Perfetto trace\n"
 	"  bench sim [--seconds S] [--seed N]\n"
 	"        simulator throughput benchmark (events/s, transfers/s)\n"
-	"  bench rxe [--sizes LIST] [--addr0 A:P --addr1 A:P] (in the rxe VM)\n"
-	"        engine fetch bandwidth and latency between two RDMA devices\n"
-	"  serve SCENARIO.json --node K --addr ADDR:PORT [--peer J=ADDR:PORT]...\n"
-	"        one scenario node as a process on an RDMA device (rdma_cm);\n"
-	"        every node of the scenario is one such process\n"
 	"  swarm --seeds N [--jobs J] [--first S] [--out DIR] [--keep-going]\n"
 	"        swarm testing: generated scenarios and fault mixes, every\n"
 	"        invariant checked; a violation's reproducer goes to DIR\n"
+	"  shrink FILE [--out MIN.json]\n"
+	"        reduce a failing scenario or trace while it fails the same way\n"
 	"  faults\n"
 	"        list the fault points, what fires and what arg means\n"
 	"  devices\n"
@@ -50,12 +46,12 @@ static const char usage_text[] =
 	"  help, --help\n"
 	"        this text; `tensorverbs run --help` for one command\n"
 	"\n"
-	"not implemented yet: shrink, fetch\n"
+	"not implemented yet: serve, fetch\n"
 	"\n"
 	"exit status: 0 success, 1 a check failed, 2 bad usage or scenario\n";
 
 static const char *const future_cmds[] = {
-	"shrink", "fetch", NULL
+	"serve", "fetch", NULL
 };
 
 static void usage(FILE *out)
@@ -136,10 +132,6 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "run"))
 		return cli_run(argc - 1, argv + 1, argv[0]);
-	if (!strcmp(cmd, "serve"))
-		return cli_serve(argc - 1, argv + 1, argv[0]);
-	if (!strcmp(cmd, "bench") && argc > 2 && !strcmp(argv[2], "rxe"))
-		return cli_bench_rxe(argc - 2, argv + 2, argv[0]);
 	if (!strcmp(cmd, "bench"))
 		return cli_bench(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "replay"))
@@ -148,6 +140,8 @@ int main(int argc, char **argv)
 		return cli_show(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "swarm"))
 		return cli_swarm(argc - 1, argv + 1, argv[0]);
+	if (!strcmp(cmd, "shrink"))
+		return cli_shrink(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "faults"))
 		return cli_faults(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "devices"))

@@ -42,6 +42,8 @@ struct run_result {
 	/* faults */
 	uint64_t fault_fires;
 	uint64_t point_fires[RUN_MAX_POINTS];
+	uint64_t point_first_hit[RUN_MAX_POINTS]; /* hit number of the first */
+	uint64_t point_last_hit[RUN_MAX_POINTS];  /* ... and last firing */
 	uint64_t dup_landed;       /* duplicated writes that landed (allowed) */
 	uint64_t refused;          /* sends and recvs the engine refused */
 };

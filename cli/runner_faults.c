@@ -20,7 +20,16 @@
 static void fault_fired(void *ctx, const char *point, uint64_t hit)
 {
 	struct runner *r = ctx;
+	const struct tv_flt_point_info *pts, *pt = tv_flt_point_find(point);
+	size_t n;
 
+	pts = tv_flt_points(&n);
+	/* Which hits fired: shrinking pins a rule to exactly those. */
+	if (pt && pt - pts < RUN_MAX_POINTS) {
+		if (!r->res.point_first_hit[pt - pts])
+			r->res.point_first_hit[pt - pts] = hit;
+		r->res.point_last_hit[pt - pts] = hit;
+	}
 	r->fires++;
 	if (plan_point_unrecoverable(point))
 		r->unrecoverable_fires++;

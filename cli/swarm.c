@@ -29,6 +29,7 @@
 
 #include "cli.h"
 #include "swarm.h"
+#include "trace.h"
 
 #define SWARM_MAX_JOBS 256
 #define SWARM_SEED_WALL_S 120    /* a seed running longer is a hang */
@@ -105,11 +106,19 @@ struct swarm_stats {
 
 /* ---- one seed ------------------------------------------------------------ */
 
+static int count_line(void *ctx, json_t *ev)
+{
+	(void)ctx;
+	(void)ev;
+	return 0;
+}
+
 int swarm_run_json(json_t *root, uint64_t seed, uint32_t breakage,
-		   struct swarm_outcome *out_p)
+		   bool count_events, struct swarm_outcome *out_p)
 {
 	struct run_opts opts = { .seed = seed, .test_breakage = breakage };
 	struct failures fails = { 0 };
+	struct trace_rec rec;
 	struct scenario *sc;
 	char err[SC_ERR_MAX];
 	int rc;
@@ -124,7 +133,16 @@ int swarm_run_json(json_t *root, uint64_t seed, uint32_t breakage,
 			 "invalid scenario: %.480s", err);
 		return 0;
 	}
+	if (count_events) {
+		/* The very encoder traces use: the count is a trace's. */
+		trace_rec_init(&rec, count_line, NULL);
+		opts.rec = &rec;
+	}
 	rc = runner_run(sc, &opts, &fails, &out_p->res);
+	if (count_events) {
+		out_p->trace_events = rec.count;
+		trace_rec_fini(&rec);
+	}
 	if (!rc) {
 		out_p->failures = fails.count;
 		out_p->kinds = fails.kinds;
@@ -151,7 +169,7 @@ static void run_seed(const struct swarm_args *a, uint64_t seed,
 	rc = swarm_generate(seed, a->without, &root);
 	if (!rc) {
 		rec->mask = swarm_plan_mask(json_object_get(root, "faults"));
-		rc = swarm_run_json(root, seed, a->breakage, &out);
+		rc = swarm_run_json(root, seed, a->breakage, false, &out);
 		json_decref(root);
 	}
 	if (rc || out.invalid) {

@@ -38,12 +38,16 @@ struct swarm_outcome {
 	enum fail_kind first;
 	char first_msg[512];
 	uint64_t transfers;        /* recvs */
+	uint64_t trace_events;     /* lines a trace would have (count_events) */
 	struct run_result res;
 };
 
-/* Run root with seed (breakage: TV_BREAK_* bits) in this process. */
+/*
+ * Run root with seed (breakage: TV_BREAK_* bits) in this process;
+ * count_events: also count the event lines a trace of it would have.
+ */
 int swarm_run_json(json_t *root, uint64_t seed, uint32_t breakage,
-		   struct swarm_outcome *out_p);
+		   bool count_events, struct swarm_outcome *out_p);
 
 int cli_swarm(int argc, char **argv, const char *argv0);
 int cli_shrink(int argc, char **argv, const char *argv0);
