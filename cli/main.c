@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "devices.h"
+#include "serve.h"
 #include "swarm.h"
 
 #ifndef TV_VERSION
@@ -32,6 +33,11 @@ static const char usage_text[] =
 	"        draw a trace: sequence diagram, Chrome/Perfetto trace\n"
 	"  bench sim [--seconds S] [--seed N]\n"
 	"        simulator throughput benchmark (events/s, transfers/s)\n"
+	"  bench rxe [--sizes LIST] [--addr0 A:P --addr1 A:P] (in the rxe VM)\n"
+	"        engine fetch bandwidth and latency between two RDMA devices\n"
+	"  serve SCENARIO.json --node K --addr ADDR:PORT [--peer J=ADDR:PORT]...\n"
+	"        one scenario node as a process on an RDMA device (rdma_cm);\n"
+	"        every node of the scenario is one such process\n"
 	"  swarm --seeds N [--jobs J] [--first S] [--out DIR] [--keep-going]\n"
 	"        swarm testing: generated scenarios and fault mixes, every\n"
 	"        invariant checked; a violation's reproducer goes to DIR\n"
@@ -46,12 +52,12 @@ static const char usage_text[] =
 	"  help, --help\n"
 	"        this text; `tensorverbs run --help` for one command\n"
 	"\n"
-	"not implemented yet: serve, fetch\n"
+	"not implemented yet: fetch\n"
 	"\n"
 	"exit status: 0 success, 1 a check failed, 2 bad usage or scenario\n";
 
 static const char *const future_cmds[] = {
-	"serve", "fetch", NULL
+	"fetch", NULL
 };
 
 static void usage(FILE *out)
@@ -132,6 +138,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "run"))
 		return cli_run(argc - 1, argv + 1, argv[0]);
+	if (!strcmp(cmd, "serve"))
+		return cli_serve(argc - 1, argv + 1, argv[0]);
+	if (!strcmp(cmd, "bench") && argc > 2 && !strcmp(argv[2], "rxe"))
+		return cli_bench_rxe(argc - 2, argv + 2, argv[0]);
 	if (!strcmp(cmd, "bench"))
 		return cli_bench(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "replay"))
