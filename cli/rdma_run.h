@@ -32,6 +32,7 @@ struct rr_opts {
 	uint32_t connect_attempts;
 	uint32_t retry_delay_ms;
 	bool reconnect;
+	uint64_t ack_timeout_ms;   /* 0: the scenario's, else the engine's */
 	uint64_t inject_disconnect_step; /* 0: none */
 	bool verbose;
 };

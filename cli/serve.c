@@ -35,6 +35,8 @@ static const char serve_usage[] =
 	"  --connect-attempts N   rdma_cm connect attempts (default 20)\n"
 	"  --retry-delay-ms MS    between attempts (default 500)\n"
 	"  --no-reconnect         a failed channel stays failed\n"
+	"  --ack-timeout-ms MS    engine ACK timeout (default: the scenario's,\n"
+	"                         else 1000; emulated devices may need more)\n"
 	"  --inject-disconnect STEP  (tests) node 0 drops its connections\n"
 	"                         when step STEP starts; the run must recover\n"
 	"  --verbose              log every message, event and recv\n"
@@ -169,6 +171,8 @@ static int parse_opt(struct serve_args *a, int argc, char **argv, int *i)
 	} else if (!strcmp(opt, "--retry-delay-ms")) {
 		ret = parse_num(opt, v, 600000, &x);
 		a->o.retry_delay_ms = (uint32_t)x;
+	} else if (!strcmp(opt, "--ack-timeout-ms")) {
+		ret = parse_num(opt, v, 3600000, &a->o.ack_timeout_ms);
 	} else if (!strcmp(opt, "--inject-disconnect")) {
 		ret = parse_num(opt, v, UINT64_MAX, &a->o.inject_disconnect_step);
 	} else {

@@ -7,15 +7,19 @@
 #
 #   tests/rxe/run.sh [--only NAME] [--list]
 #
-# Environment: TV_BIN (default build-cm/cli/tensorverbs), TV_RXE_TIMEOUT
-# (seconds per process, default 180), TV_RXE_OUT (keep logs there).
+# Environment: TV_BIN (default build-rxe-tests/cli/tensorverbs),
+# TV_RXE_TIMEOUT (seconds per process, default 180), TV_RXE_ACK_TIMEOUT_MS
+# (default 10000), TV_RXE_OUT (keep logs there: a --share'd folder).
 # Prints "rxe: N passed, M failed, K skipped"; exits 1 on any failure.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-tv=${TV_BIN:-$repo/build-cm/cli/tensorverbs}
+tv=${TV_BIN:-$repo/build-rxe-tests/cli/tensorverbs}
 tmo=${TV_RXE_TIMEOUT:-180}
+# The engine's 1 s ACK timeout is for real fabrics; under TCG a busy host
+# can stall the VM for longer (a spurious "ACK lost").
+ack=${TV_RXE_ACK_TIMEOUT_MS:-10000}
 only=
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -77,7 +81,8 @@ run_scenario() {
 	for ((j = n - 1; j >= 0; j--)); do
 		RDMA_DEVICE=$(dev_of "$j") timeout -k 5 $((tmo + 20)) \
 			"$tv" serve "$file" --node "$j" --cluster "$cl" \
-			--timeout "$tmo" "$@" >"$work/$name.$j.log" 2>&1 &
+			--timeout "$tmo" --ack-timeout-ms "$ack" "$@" \
+			>"$work/$name.$j.log" 2>&1 &
 		pids[j]=$!
 	done
 	for ((j = 0; j < n; j++)); do

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# tensorverbs' engine next to perftest on the same two rxe devices, in the
+# same boot: `tensorverbs bench rxe` (fetch bandwidth per size, 64-byte
+# fetch latency, cached metadata, busy polling), then ib_write_bw per size
+# and ib_write_lat 64 B (server rxe1, client rxe0), then one table with the
+# ratios.  A benchmark, not a test: it fails only if a tool fails.
+#
+#   bash ci/rxe/bench.sh          # anywhere: boots ci/rxe/vm.sh --devices 2
+#
+# Knobs: TV_BIN (default build-rxe-tests/cli/tensorverbs), BENCH_SIZES
+# (bytes, comma-separated), BENCH_BYTES (per size, default 256 MiB),
+# BENCH_LAT_ITERS (default 2000), RXE_BENCH_VM_TIMEOUT (default 900 s).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+if [ -z "${RXE_DEV1:-}" ]; then
+	exec bash "$here/vm.sh" --devices 2 --mem 2048 \
+		--timeout "${RXE_BENCH_VM_TIMEOUT:-900}" -- bash "$here/bench.sh" "$@"
+fi
+
+tv=${TV_BIN:-$repo/build-rxe-tests/cli/tensorverbs}
+sizes=${BENCH_SIZES:-4096,65536,1048576,4194304,16777216,67108864}
+bytes=${BENCH_BYTES:-268435456}
+lat_iters=${BENCH_LAT_ITERS:-2000}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for t in ib_write_bw ib_write_lat ss; do
+	command -v "$t" >/dev/null || { echo "bench: $t not found (perftest, iproute2)" >&2; exit 2; }
+done
+
+echo "---- tensorverbs bench rxe ($RXE_DEV0 -> $RXE_DEV1)"
+"$tv" bench rxe --sizes "$sizes" --bytes "$bytes" --lat-iters "$lat_iters" |
+	tee "$work/tv.out"
+
+wait_listen() { # wait_listen PORT PID
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[ -n "$(ss -Hltn "sport = :$1")" ] && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# perf TOOL PORT OUT ARGS...: server on rxe1, client on rxe0 -> rxe1's IP.
+perf() {
+	local tool=$1 port=$2 out=$3 spid
+	shift 3
+	"$tool" -d "$RXE_DEV1" -x "$RXE_GID1" -p "$port" -F "$@" >"$out.server" 2>&1 &
+	spid=$!
+	wait_listen "$port" "$spid" || { cat "$out.server"; return 1; }
+	"$tool" -d "$RXE_DEV0" -x "$RXE_GID0" -p "$port" -F "$@" "$RXE_IP1" >"$out" 2>&1 ||
+		{ cat "$out" "$out.server"; return 1; }
+	wait "$spid"
+}
+
+field() { awk -v s="$2" -v c="$3" '$1 == s && NF >= c { print $c; exit }' "$1"; }
+
+port=18600
+echo "---- perftest"
+for s in ${sizes//,/ }; do
+	n=$((bytes / s))
+	[ "$n" -ge 5 ] || n=5
+	[ "$n" -le 20000 ] || n=20000
+	port=$((port + 1))
+	perf ib_write_bw "$port" "$work/bw.$s" -s "$s" -n "$n" --report_gbits
+	echo "ib_write_bw $s: $(field "$work/bw.$s" "$s" 4) Gb/s average ($n iterations)"
+done
+port=$((port + 1))
+perf ib_write_lat "$port" "$work/lat" -s 64 -n "$lat_iters"
+echo "ib_write_lat 64: typical $(field "$work/lat" 64 5) us, average $(field "$work/lat" 64 6) us"
+
+human() { # human BYTES
+	awk -v b="$1" 'BEGIN { u = "B"; if (b >= 1048576) { b /= 1048576; u = "MiB" } else if (b >= 1024) { b /= 1024; u = "KiB" } printf "%g %s", b, u }'
+}
+
+echo
+echo "---- tensorverbs engine vs perftest (same boot, $RXE_DEV0 -> $RXE_DEV1, $(uname -r))"
+printf '%-10s %20s %20s %8s\n' "size" "tensorverbs fetch" "ib_write_bw" "ratio"
+for s in ${sizes//,/ }; do
+	tvbw=$(awk -v s="$s" '$1 == "bench-rxe" && $2 == "bw" && $3 == s { print $4 }' "$work/tv.out")
+	pgb=$(field "$work/bw.$s" "$s" 4)
+	awk -v s="$(human "$s")" -v t="$tvbw" -v g="$pgb" -v big="$s" 'BEGIN {
+		p = g * 1e9 / 8
+		mark = big == 4194304 ? (t / p >= 0.8 ? "  (target >= 0.8: met)" : "  (target >= 0.8: MISSED)") : ""
+		printf "%-10s %15.1f MB/s %15.1f MB/s %8.2f%s\n", s, t / 1e6, p / 1e6, t / p, mark }'
+done
+read -r _ _ _ tavg tmed tp99 _ < <(grep '^bench-rxe lat 64 ' "$work/tv.out")
+ptyp=$(field "$work/lat" 64 5)
+pavg=$(field "$work/lat" 64 6)
+awk -v tm="$tmed" -v ta="$tavg" -v t99="$tp99" -v pt="$ptyp" -v pa="$pavg" 'BEGIN {
+	printf "%-10s %14.1f us med %14.1f us typ %7.2fx  (target <= 2.5x: %s)\n", "64 B lat", tm, pt, tm / pt, tm / pt <= 2.5 ? "met" : "MISSED"
+	printf "%-10s %14.1f us avg %14.1f us avg %7.2fx\n", "", ta, pa, ta / pa
+	printf "%-10s %14.1f us p99\n", "", t99 }'
+echo "(MB = 10^6 bytes.  ib_write_lat reports half a round trip; a fetch is a whole one: request, then the data.)"
