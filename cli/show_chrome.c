@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "scenario_int.h" /* sc_grow */
 #include "show.h"
 
 #define TID_RECEIVER 1
@@ -90,21 +91,6 @@ static void instant(struct chrome *c, const struct show_event *e, int tid,
 				 ts_us(e), "cname", "terrible"));
 }
 
-static int grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-	size_t ncap = *cap ? *cap * 2 : 64;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*arr, ncap * size);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 /* ---- tensor writes: a slice at each end, a flow between them ----------- */
 
 static void write_slice(struct chrome *c, const struct show_event *e,
@@ -130,7 +116,7 @@ static void on_write_post(struct chrome *c, const struct show_event *e)
 {
 	struct open_write *w;
 
-	if (grow((void **)&c->writes, &c->writes_cap, c->nwrites + 1,
+	if (sc_grow((void **)&c->writes, c->nwrites + 1, &c->writes_cap,
 		 sizeof(*c->writes))) {
 		c->err = -ENOMEM;
 		return;
@@ -190,7 +176,7 @@ static void on_advertise(struct chrome *c, const struct show_event *e)
 
 	if (find_req(c, e))
 		return;
-	if (grow((void **)&c->reqs, &c->reqs_cap, c->nreqs + 1,
+	if (sc_grow((void **)&c->reqs, c->nreqs + 1, &c->reqs_cap,
 		 sizeof(*c->reqs))) {
 		c->err = -ENOMEM;
 		return;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "scenario_int.h" /* sc_grow */
 #include "show.h"
 
 #define LANE_W 250
@@ -88,21 +89,6 @@ struct svg {
 	FILE *out;
 };
 
-static int grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-	size_t ncap = *cap ? *cap * 2 : 256;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*arr, ncap * size);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 /* A new row at time t; an idle gap before it gets a break row first. */
 static struct row *add_row(struct svg *s, enum row_kind kind, uint64_t t,
 			   uint32_t lane)
@@ -113,14 +99,14 @@ static struct row *add_row(struct svg *s, enum row_kind kind, uint64_t t,
 		s->truncated = true;
 		return NULL;
 	}
-	if (grow((void **)&s->rows, &s->rows_cap, s->nrows + 1,
+	if (sc_grow((void **)&s->rows, s->nrows + 1, &s->rows_cap,
 		 sizeof(*s->rows)))
 		return NULL;
 	if (kind != ROW_GAP && s->nrows && t - s->rows[s->nrows - 1].t >= GAP_NS &&
 	    t > s->rows[s->nrows - 1].t) {
 		if (!add_row(s, ROW_GAP, t, 0))
 			return NULL;
-		if (grow((void **)&s->rows, &s->rows_cap, s->nrows + 1,
+		if (sc_grow((void **)&s->rows, s->nrows + 1, &s->rows_cap,
 			 sizeof(*s->rows)))
 			return NULL;
 	}
@@ -154,7 +140,7 @@ static void on_post(struct svg *s, const struct show_event *e)
 	struct row *r;
 
 	if (e->peer == SHOW_NONE || e->peer >= s->tr->nodes ||
-	    grow((void **)&s->arrows, &s->arrows_cap, s->narrows + 1,
+	    sc_grow((void **)&s->arrows, s->narrows + 1, &s->arrows_cap,
 		 sizeof(*s->arrows)))
 		return;
 	r = add_row(s, ROW_POST, e->t, e->node);
