@@ -44,6 +44,8 @@ static const char shrink_usage[] =
 	"  --out FILE   where the minimal scenario goes\n"
 	"  --seed N     seed of the runs (default: the trace's, or the file's\n"
 	"               \"seed\")\n"
+	"  --max-runs N stop after N runs with what is smallest so far\n"
+	"               (default 10000)\n"
 	"  --kind KIND  the violation to keep (default: the first one's):\n"
 	"               runner expect data callback hang in-flight write error\n"
 	"               leak outcome crash\n"
@@ -51,6 +53,7 @@ static const char shrink_usage[] =
 	"exit status: 0 written, 2 bad usage, or FILE does not fail.\n";
 
 struct shrink {
+	uint64_t max_runs;          /* budget: stop reducing after this many */
 	uint64_t seed;
 	uint32_t breakage;
 	enum fail_kind kind;        /* the violation that must stay */
@@ -221,6 +224,46 @@ static int edit_drop_transfer(json_t *sc, size_t i,
 		i -= ns;
 	}
 	return -ENOENT;
+}
+
+static size_t count_transfers(json_t *sc)
+{
+	json_t *step;
+	size_t si, n = 0;
+
+	json_array_foreach(steps_of(sc), si, step) {
+		size_t nr = json_array_size(json_object_get(step, "recvs"));
+		size_t ns = json_array_size(json_object_get(step, "sends"));
+
+		/* Each recv with its send, and each send nobody asks for. */
+		n += nr + (ns > nr ? ns - nr : 0);
+	}
+	return n;
+}
+
+/*
+ * Delta debugging's coarse steps: half of the transfers at once, then
+ * quarters ... down to pairs; single ones are edit_drop_transfer's.
+ */
+static int edit_drop_block(json_t *sc, size_t i, const struct shrink_res *cur)
+{
+	size_t n = count_transfers(sc), size, blocks, first, len;
+
+	(void)cur;
+	for (size = n / 2; size >= 2; size /= 2) {
+		blocks = (n + size - 1) / size;
+		if (i < blocks)
+			break;
+		i -= blocks;
+	}
+	if (size < 2)
+		return -ENOENT;
+	first = i * size;
+	len = first + size <= n ? size : n - first;
+	for (size_t k = 0; k < len; k++)
+		if (edit_drop_transfer(sc, first, cur))
+			return -EAGAIN;
+	return 0;
 }
 
 static int edit_drop_fault(json_t *sc, size_t i,
@@ -481,6 +524,34 @@ static int edit_pin_faults(json_t *sc, size_t i, const struct shrink_res *cur)
 	return r ? pin_rule(r, cur, (i - 2) % 2) : -ENOENT;
 }
 
+/*
+ * Dropping a transfer moves every later hit of a point: the one rule of
+ * a pinned plan then fires elsewhere.  Place i = (transfer i / 64, hit
+ * i % 64 + 1): drop the transfer and aim the rule at that hit, so a
+ * reduction that needs both at once is still found.
+ */
+#define SHRINK_REAIM_HITS 64
+#define SHRINK_REAIM_TRANSFERS 16
+
+static int edit_drop_and_reaim(json_t *sc, size_t i,
+			       const struct shrink_res *cur)
+{
+	json_t *plan = json_object_get(sc, "faults"), *r = json_array_get(plan, 0);
+	int rc;
+
+	/* Transfers x 64 runs: only for the last few transfers. */
+	if (json_array_size(plan) != 1 || !json_object_get(r, "nth") ||
+	    json_integer_value(json_object_get(r, "count")) != 1 ||
+	    json_object_get(r, "probability") ||
+	    cur->transfers > SHRINK_REAIM_TRANSFERS)
+		return -ENOENT;
+	rc = edit_drop_transfer(sc, i / SHRINK_REAIM_HITS, cur);
+	if (rc)
+		return rc;
+	return json_object_set_new(r, "nth", json_integer(
+		(json_int_t)(i % SHRINK_REAIM_HITS) + 1));
+}
+
 /* ---- fewer nodes ---------------------------------------------------------- */
 
 /* Place i = (n, m): node n's transfers go to node m instead. */
@@ -594,13 +665,16 @@ static const struct {
 	const char *what;
 	edit_fn fn;
 } edits[] = {
+	/* The plan first: pinned, fewer, lower rules survive other edits. */
 	{ "pin fault rules to their hits", edit_pin_faults },
-	{ "drop a step", edit_drop_step },
-	{ "drop a transfer", edit_drop_transfer },
 	{ "drop a fault rule", edit_drop_fault },
+	{ "lower a fault rule", edit_fault_simpler },
+	{ "drop a step", edit_drop_step },
+	{ "drop a block of transfers", edit_drop_block },
+	{ "drop a transfer", edit_drop_transfer },
+	{ "drop a transfer, aim the fault anew", edit_drop_and_reaim },
 	{ "merge two nodes", edit_merge_node },
 	{ "drop a node", edit_drop_node },
-	{ "lower a fault rule", edit_fault_simpler },
 	{ "simplify a send", edit_send_simpler },
 	{ "simplify a recv", edit_recv_simpler },
 	{ "simplify the world", edit_world_simpler },
@@ -619,6 +693,10 @@ static int shrink_pass(json_t **cur, struct shrink *s, size_t e,
 
 		if (!cand)
 			return -ENOMEM;
+		if (s->runs >= s->max_runs) {
+			json_decref(cand);
+			return kept;
+		}
 		rc = edits[e].fn(cand, i, best);
 		if (rc == -ENOENT) {
 			json_decref(cand);
@@ -650,7 +728,7 @@ static int shrink_loop(json_t **cur, struct shrink *s, struct shrink_res *best)
 				return n;
 			kept += n;
 		}
-	} while (kept);
+	} while (kept && s->runs < s->max_runs);
 	return 0;
 }
 
@@ -764,6 +842,7 @@ static int parse_shrink_args(int argc, char **argv, const char **in_p,
 		{ "out", required_argument, NULL, 'o' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "kind", required_argument, NULL, 'k' },
+		{ "max-runs", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -782,6 +861,10 @@ static int parse_shrink_args(int argc, char **argv, const char **in_p,
 			if (fail_kind_from_name(optarg, &s->kind))
 				goto bad;
 			*has_kind_p = true;
+			break;
+		case 'm':
+			if (cli_parse_u64(optarg, &s->max_runs) || !s->max_runs)
+				goto bad;
 			break;
 		case 'h': fputs(shrink_usage, stdout); return 1;
 		default: goto bad;
@@ -817,8 +900,10 @@ static void report(const char *argv0, const char *out, const struct shrink *s,
 {
 	printf("shrink: before: %s\n", before);
 	printf("shrink: after:  %s\n", after);
-	printf("shrink: %" PRIu64 " runs in %.1f s; still fails [%s]: %s\n",
-	       s->runs, secs, fail_kind_name(s->kind), best->msg);
+	printf("shrink: %" PRIu64 " runs in %.1f s%s; still fails [%s]: %s\n",
+	       s->runs, secs, s->runs >= s->max_runs ?
+	       " (--max-runs reached: smaller may exist)" : "",
+	       fail_kind_name(s->kind), best->msg);
 	printf("minimal: %s (%" PRIu64 " transfers, %" PRIu64 " sim events)\n",
 	       out, best->transfers, best->sim_events);
 	printf("reproduce: ");
@@ -860,7 +945,7 @@ static int check_original(json_t *sc, struct shrink *s, bool has_kind,
 
 int cli_shrink(int argc, char **argv, const char *argv0)
 {
-	struct shrink s = { .seed = 1 };
+	struct shrink s = { .seed = 1, .max_runs = 10000 };
 	struct shrink_res first, best;
 	const char *in = NULL, *out = NULL;
 	char out_buf[4096], before[256], after[256];
