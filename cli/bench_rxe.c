@@ -33,12 +33,16 @@
 static const char bench_usage[] =
 	"usage: tensorverbs bench rxe [--addr0 ADDR:PORT] [--addr1 ADDR:PORT]\n"
 	"           [--sizes 4096,65536,...] [--bytes N] [--lat-iters N]\n"
-	"           [--window N] [--no-busy-poll]\n"
+	"           [--window N] [--fetcher-poll busy|event]\n"
+	"           [--publisher-poll busy|event]\n"
 	"  Fetch bandwidth for each size (N bytes per size, default 256 MiB,\n"
 	"  at least 4 fetches, up to --window in flight, default 16) and the\n"
 	"  latency of a 64-byte fetch (--lat-iters, default 2000), cached\n"
-	"  metadata.  Node 0 (the fetcher) on addr0, node 1 (the publisher,\n"
-	"  a forked child) on addr1; defaults: $RXE_IP0:7600, $RXE_IP1:7601.\n"
+	"  metadata.  Node 0 (the fetcher, busy-polling by default) on addr0,\n"
+	"  node 1 (the publisher, a forked child; by default it sleeps on\n"
+	"  completion events for the bandwidth runs, as ib_write_bw's passive\n"
+	"  side idles, and spins for the latency run, as ib_write_lat does) on\n"
+	"  addr1; defaults: $RXE_IP0:7600, $RXE_IP1:7601.\n"
 	"  Output lines: 'bench-rxe bw SIZE BYTES_PER_S' and\n"
 	"  'bench-rxe lat 64 AVG_US MEDIAN_US P99_US'.\n";
 
@@ -49,11 +53,13 @@ struct br_opts {
 	uint64_t bytes;
 	uint32_t lat_iters;
 	uint32_t window;
-	bool busy;
+	bool busy[2];              /* per node: busy-poll, else sleep on events */
+	bool auto_poll;            /* publisher: events for bandwidth, then busy */
 };
 
 struct br {
 	const struct br_opts *o;
+	bool busy;
 	struct rnode n;
 	struct tv_channel *ch;
 	uint64_t done;             /* completed fetches */
@@ -84,6 +90,10 @@ static void br_observe(void *ctx, const struct tv_engine_event *ev)
 
 	if (ev->kind == TV_EV_MSG_RECV && ev->step_id == BR_DONE_STEP)
 		b->served_done = true;
+	/* "auto": the publisher spins for the latency test only. */
+	if (ev->kind == TV_EV_MSG_RECV && b->o->auto_poll &&
+	    ev->step_id >= b->o->nsizes * BR_STEP_STRIDE)
+		b->busy = true;
 	if (ev->kind == TV_EV_CHANNEL_ERROR && !b->err[0])
 		snprintf(b->err, sizeof(b->err), "channel error: %s",
 			 ev->name ? ev->name : "?");
@@ -95,9 +105,9 @@ static void br_poll(struct br *b, uint64_t *spins)
 	int n = tv_engine_progress(b->n.engine);
 
 	/* rdma_cm events are rare: a syscall every 1024 spins is plenty. */
-	if ((++*spins & 1023) == 0 || !b->o->busy)
+	if ((++*spins & 1023) == 0 || !b->busy)
 		n += tv_cm_progress(b->n.cm);
-	if (!b->o->busy && n <= 0)
+	if (!b->busy && n <= 0)
 		tv_vf_wait(b->n.dev, tv_vf_now_ns(b->n.dev) + 1000000);
 }
 
@@ -114,6 +124,8 @@ static int br_open(struct br *b, uint32_t id)
 	no.nodes = 2;
 	no.addr = b->o->addr[id];
 	no.pool_block_bytes = max;
+	/* Emulated devices stall now and then: no spurious "ACK lost". */
+	no.ack_timeout_ns = 10000000000ull;
 	no.observe = br_observe;
 	no.observe_ctx = b;
 	ret = rnode_open(&b->n, &no, msg, sizeof(msg));
@@ -182,10 +194,9 @@ static int publish_size(struct br *b, size_t si)
 	return ret;
 }
 
-static int serve(struct br *b)
+/* Before connecting: filling 64 MiB takes a while under TCG. */
+static int publish_all(struct br *b)
 {
-	struct tv_engine_stats st;
-	uint64_t spins = 0;
 	int ret = 0;
 
 	for (size_t si = 0; si <= b->o->nsizes && !ret; si++)
@@ -201,13 +212,21 @@ static int serve(struct br *b)
 			tv_tensor_unref(t);
 		}
 	}
+	return ret;
+}
+
+static int serve(struct br *b)
+{
+	struct tv_engine_stats st;
+	uint64_t spins = 0;
+
 	for (;;) {
 		br_poll(b, &spins);
 		tv_engine_stats(b->n.engine, &st);
 		if ((b->served_done && !st.live_responses) || b->err[0])
 			break;
 	}
-	return b->err[0] ? -EIO : ret;
+	return b->err[0] ? -EIO : 0;
 }
 
 /* ---- node 0: fetch ------------------------------------------------------- */
@@ -342,13 +361,15 @@ static int client(struct br *b)
 
 static int run_node(const struct br_opts *o, uint32_t id)
 {
-	struct br b = { .o = o };
+	struct br b = { .o = o, .busy = o->busy[id] };
 	int ret;
 
 	ret = br_open(&b, id);
 	if (ret)
 		return ret;
-	ret = br_connect(&b, id);
+	ret = id ? publish_all(&b) : 0;
+	if (!ret)
+		ret = br_connect(&b, id);
 	if (!ret)
 		ret = id ? serve(&b) : client(&b);
 	tv_cm_quiesce(b.n.cm);
@@ -400,17 +421,27 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 	o->bytes = 256u << 20;
 	o->lat_iters = 2000;
 	o->window = 16;
-	o->busy = true;
+	/*
+	 * Like ib_write_bw, whose passive side does nothing while the active
+	 * one spins: a spinning publisher takes a CPU from the kernel's rxe
+	 * work (2 vCPUs in the VM).
+	 */
+	o->busy[0] = true;
+	o->busy[1] = false;
+	o->auto_poll = true;
 	default_addr("RXE_IP0", 7600, &o->addr[0]);
 	default_addr("RXE_IP1", 7601, &o->addr[1]);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : "";
 
-		if (!strcmp(a, "--no-busy-poll")) {
-			o->busy = false;
+		i++;
+		if ((!strcmp(a, "--fetcher-poll") ||
+		     !strcmp(a, "--publisher-poll")) &&
+		    (!strcmp(val, "busy") || !strcmp(val, "event"))) {
+			o->busy[a[2] == 'p'] = !strcmp(val, "busy");
+			o->auto_poll &= a[2] != 'p';
 			continue;
 		}
-		i++;
 		if ((!strcmp(a, "--addr0") || !strcmp(a, "--addr1")) &&
 		    !tv_cm_parse_addr(val, &o->addr[a[6] - '0']))
 			continue;

@@ -9,7 +9,8 @@
 #
 # Knobs: TV_BIN (default build-rxe-tests/cli/tensorverbs), BENCH_SIZES
 # (bytes, comma-separated), BENCH_BYTES (per size, default 256 MiB),
-# BENCH_LAT_ITERS (default 2000), RXE_BENCH_VM_TIMEOUT (default 900 s).
+# BENCH_LAT_ITERS (default 2000), BENCH_ARGS (more `bench rxe` options,
+# e.g. "--publisher-poll busy"), RXE_BENCH_VM_TIMEOUT (default 900 s).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -30,7 +31,8 @@ for t in ib_write_bw ib_write_lat ss; do
 done
 
 echo "---- tensorverbs bench rxe ($RXE_DEV0 -> $RXE_DEV1)"
-"$tv" bench rxe --sizes "$sizes" --bytes "$bytes" --lat-iters "$lat_iters" |
+# shellcheck disable=SC2086
+"$tv" bench rxe --sizes "$sizes" --bytes "$bytes" --lat-iters "$lat_iters" ${BENCH_ARGS:-} |
 	tee "$work/tv.out"
 
 wait_listen() { # wait_listen PORT PID
@@ -86,7 +88,7 @@ for s in ${sizes//,/ }; do
 		mark = big == 4194304 ? (t / p >= 0.8 ? "  (target >= 0.8: met)" : "  (target >= 0.8: MISSED)") : ""
 		printf "%-10s %15.1f MB/s %15.1f MB/s %8.2f%s\n", s, t / 1e6, p / 1e6, t / p, mark }'
 done
-read -r _ _ _ tavg tmed tp99 _ < <(grep '^bench-rxe lat 64 ' "$work/tv.out")
+read -r _ _ _ tavg tmed tp99 _ <<<"$(grep '^bench-rxe lat 64 ' "$work/tv.out")"
 ptyp=$(field "$work/lat" 64 5)
 pavg=$(field "$work/lat" 64 6)
 awk -v tm="$tmed" -v ta="$tavg" -v t99="$tp99" -v pt="$ptyp" -v pa="$pavg" 'BEGIN {
