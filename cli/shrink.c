@@ -417,7 +417,8 @@ static int edit_recv_simpler(json_t *sc, size_t i,
 			return -EAGAIN;
 		return 0;
 	}
-	if (json_equal(json_object_get(r, "expect"), json_string("any")))
+	if (!strcmp(json_string_value(json_object_get(r, "expect")) ?
+		    json_string_value(json_object_get(r, "expect")) : "", "any"))
 		return -EAGAIN;
 	return json_object_set_new(r, "expect", json_string("any"));
 }
