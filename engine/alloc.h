@@ -6,6 +6,7 @@
 #ifndef TV_ENGINE_ALLOC_H
 #define TV_ENGINE_ALLOC_H
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 

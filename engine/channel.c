@@ -213,6 +213,7 @@ int tv_channel_create(struct tv_engine *e, uint32_t peer_id,
 	ch->inflight_max = e->cfg.queue_depth - 2;
 	tv_list_init(&ch->tx_queue);
 	tv_list_init(&ch->credit_wait);
+	tv_list_init(&ch->quarantine);
 	ret = channel_maps_init(ch);
 	if (ret)
 		goto err_free;
@@ -577,6 +578,9 @@ static void channel_on_recv(struct tv_channel *ch, const struct tv_vf_wc *wc)
 	ch->rq_posted--;
 	if (wc->status != TV_WC_SUCCESS)
 		return; /* flushed: the channel has failed already */
+	/* Whatever the peer posted before this has landed: release those. */
+	ch->rx_seq++;
+	tv__quarantine_release(ch, false);
 	if (wc->opcode != TV_WC_RECV_RDMA_WITH_IMM ||
 	    !(wc->wc_flags & TV_WC_WITH_IMM)) {
 		tv__channel_fail(ch, TV_DATA_LOSS,
@@ -678,6 +682,7 @@ void tv__channel_destroy(struct tv_channel *ch)
 	tv__channel_fail(ch, TV_CANCELLED, "engine shutting down");
 	if (ch->qp)
 		channel_teardown_qp(ch);
+	tv__quarantine_release(ch, true);
 	channel_free_buffers(ch);
 	channel_maps_fini(ch);
 	e->channels[ch->peer_id] = NULL;
@@ -745,6 +750,9 @@ int tv_channel_reset(struct tv_channel *ch)
 		tv__channel_fail(ch, TV_UNAVAILABLE,
 				 "channel to node %u reset", ch->peer_id);
 	channel_teardown_qp(ch);
+	/* The old QP is gone: nothing can land in quarantined buffers. */
+	ch->gen++;
+	tv__quarantine_release(ch, true);
 	ch->tx_local_busy = false;
 	ch->tx_remote_busy = false;
 	ch->acks_owed = 0;

@@ -43,6 +43,11 @@ struct tv_tensor {
 	void *free_arg;
 	/* Strings (TV_DT_STRING): num_elements owned copies. */
 	struct tv_str *strings;
+	/* An RDMA destination: quarantined when freed (quarantine.c). */
+	bool q_armed;
+	uint32_t q_peer;
+	uint32_t q_gen;
+	uint64_t q_rx_seq;
 };
 
 /* A tensor for a received string payload: takes ownership of items. */
@@ -93,6 +98,7 @@ struct tv_request {
 	bool meta_valid;
 	struct tv_meta meta;
 	struct tv_tensor *result;  /* host result, or device result */
+	bool advertised;           /* a message offered dst to the peer */
 	bool has_stage;            /* proxy (device) or proto (string) */
 	struct tv_pool_buf stage;
 	uint64_t dst_addr;
@@ -166,6 +172,10 @@ struct tv_channel {
 	bool give_up;              /* reconnecting failed: no more retries */
 	uint64_t msg_sent_ns;      /* when the message in flight went out */
 	struct tv_response *await_ack; /* its ERROR_STATUS is in flight */
+	/* Receive completions handled on this QP, and the QP's generation. */
+	uint64_t rx_seq;
+	uint32_t gen;
+	struct tv_list quarantine; /* struct tv_qbuf: freed, maybe written */
 	/* Message buffers: ours to write from, ours to be written into. */
 	uint8_t *tx_mem;
 	struct tv_vf_mr *tx_mr;
@@ -202,6 +212,12 @@ struct tv_meta_entry {
 	uint16_t name_len;
 	struct tv_meta meta;
 };
+
+/* quarantine.c */
+void tv__quarantine_buf(struct tv_channel *ch, const struct tv_pool_buf *buf);
+void tv__quarantine_release(struct tv_channel *ch, bool all);
+void tv__quarantine_arm(struct tv_channel *ch, struct tv_tensor *t);
+void tv__quarantine_tensor(struct tv_engine *e, struct tv_tensor *t);
 
 /* ---- the engine ------------------------------------------------------ */
 

@@ -88,10 +88,18 @@ static void request_release_dest(struct tv_request *req)
 {
 	struct tv_engine *e = req->ch->engine;
 
+	/* What the peer was told it may write into waits in quarantine. */
 	if (req->has_stage) {
-		tv_pool_free(e->pool, &req->stage);
+		if (req->advertised)
+			tv__quarantine_buf(req->ch, &req->stage);
+		else
+			tv_pool_free(e->pool, &req->stage);
 		req->has_stage = false;
+	} else if (req->result && req->advertised &&
+		   req->result->mem == TV_MEM_POOL) {
+		tv__quarantine_arm(req->ch, req->result);
 	}
+	req->advertised = false;
 	tv_tensor_unref(req->result);
 	req->result = NULL;
 	req->dst_addr = 0;
@@ -163,8 +171,12 @@ static void request_finish(struct tv_request *req, const struct tv_status *st,
 	if (tv_list_linked(&req->deadline_link))
 		tv_list_del(&req->deadline_link);
 	tv__channel_unqueue(ch, &req->tx);
-	if (result == req->result)
-		req->result = NULL; /* handed to the callback */
+	if (result && result == req->result) {
+		/* Handed to the callback: quarantined when its owner frees it. */
+		if (req->advertised && result->mem == TV_MEM_POOL)
+			tv__quarantine_arm(ch, result);
+		req->result = NULL;
+	}
 	request_release_dest(req);
 	if (st->code == TV_OK)
 		e->stats.recvs_ok++;
@@ -300,6 +312,7 @@ void tv__request_encode(struct tv_request *req, struct tv_msg *msg)
 	msg->meta_valid = req->meta_valid;
 	if (req->meta_valid)
 		msg->meta = req->meta;
+	req->advertised = req->dst_bytes > 0;
 	ev.msg_type = msg->type;
 	ev.request_index = req->index;
 	ev.step_id = req->step_id;

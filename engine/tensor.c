@@ -186,7 +186,10 @@ static void tensor_free(struct tv_tensor *t)
 
 	switch (t->mem) {
 	case TV_MEM_POOL:
-		tv_pool_free(e->pool, &t->buf);
+		if (t->q_armed)
+			tv__quarantine_tensor(e, t);
+		else
+			tv_pool_free(e->pool, &t->buf);
 		break;
 	case TV_MEM_DEVICE:
 		e->cfg.device_free(e->cfg.device_ctx, t->data);

@@ -204,6 +204,7 @@ struct tv_engine_stats {
 	uint64_t channel_failures;
 	uint64_t reconnects;
 	uint64_t retries;          /* requests sent again after a reset */
+	uint64_t quarantined_buffers; /* freed RDMA targets held back */
 	uint64_t pool_blocks;
 	uint64_t pool_bytes_registered;
 	uint64_t mr_registrations; /* every reg_mr the engine made */
