@@ -521,8 +521,23 @@ void tv__channel_fail(struct tv_channel *ch, enum tv_code code,
 	 */
 	/* Any state may go to ERR; a QP already there stays (no error). */
 	tv_vf_modify_qp(ch->qp, &attr, TV_QP_STATE);
-	tv__request_fail_all(ch, &ch->fail_status);
+	/*
+	 * Requests are settled once the CQ is drained: a tensor write that
+	 * landed before the QP went to ERR still completes its request (its
+	 * sender saw success and let the tensor go: a retry would not find
+	 * it).
+	 */
+	ch->fail_pending = true;
 	tv__response_drop_all(ch, false);
+}
+
+/* Requests caught by the failure, after every completion that made it. */
+static void channel_settle(struct tv_channel *ch)
+{
+	if (!ch->fail_pending)
+		return;
+	ch->fail_pending = false;
+	tv__request_fail_all(ch, &ch->fail_status);
 }
 
 /* ---- completions ------------------------------------------------------ */
@@ -551,6 +566,10 @@ static void channel_on_message(struct tv_channel *ch, uint32_t byte_len)
 	ev.name = msg->name;
 	ev.length = byte_len;
 	tv__emit(e, TV_EV_MSG_RECV, ch->peer_id, &ev);
+	/* A dying channel does no new sender work: the peer will retry. */
+	if (ch->failed && (msg->type == TV_MSG_TENSOR_REQUEST ||
+			   msg->type == TV_MSG_TENSOR_RE_REQUEST))
+		return;
 	switch (msg->type) {
 	case TV_MSG_TENSOR_REQUEST:
 		tv__response_on_request(ch, msg);
@@ -589,7 +608,7 @@ static void channel_on_recv(struct tv_channel *ch, const struct tv_vf_wc *wc)
 		return;
 	}
 	/* One for one: a write-with-imm consumed one receive. */
-	ret = channel_post_recvs(ch, 1);
+	ret = ch->failed ? 0 : channel_post_recvs(ch, 1);
 	if (ret) {
 		tv__channel_fail(ch, TV_UNAVAILABLE,
 				 "re-posting a receive failed: %s",
@@ -668,6 +687,8 @@ int tv__channel_progress(struct tv_channel *ch)
 		if (n < 32)
 			break;
 	}
+	if (ch->failed)
+		channel_settle(ch);
 	tv__channel_kick(ch);
 	return total;
 }
@@ -682,6 +703,10 @@ void tv__channel_destroy(struct tv_channel *ch)
 	tv__channel_fail(ch, TV_CANCELLED, "engine shutting down");
 	if (ch->qp)
 		channel_teardown_qp(ch);
+	/* Whatever still waits (even for a reconnect) ends now. */
+	tv_status_set(&ch->fail_status, TV_CANCELLED, "engine shutting down");
+	ch->fail_pending = true;
+	channel_settle(ch);
 	tv__quarantine_release(ch, true);
 	channel_free_buffers(ch);
 	channel_maps_fini(ch);
@@ -708,7 +733,7 @@ uint64_t tv__channel_timers(struct tv_channel *ch, uint64_t now_ns)
 				 "message or its ACK was lost", ch->peer_id,
 				 (unsigned long long)e->cfg.ack_timeout_ns);
 	}
-	if (ch->reconnect_pending) {
+	if (ch->reconnect_pending && !ch->fail_pending) {
 		ch->reconnect_pending = false;
 		e->stats.reconnects++;
 		if (e->cfg.reconnect(e->cfg.reconnect_ctx, ch)) {
@@ -726,12 +751,17 @@ static void channel_teardown_qp(struct tv_channel *ch)
 	struct tv_vf_wc wc[32];
 	int n, i;
 
+	assert(ch->failed);
 	do {
 		n = tv_vf_poll_cq(ch->cq, 32, wc);
-		for (i = 0; i < n; i++)
-			if (wc[i].wr_id != TV_WRID_RECV)
+		for (i = 0; i < n; i++) {
+			if (wc[i].wr_id == TV_WRID_RECV)
+				channel_on_recv(ch, &wc[i]);
+			else
 				channel_on_send(ch, &wc[i]);
+		}
 	} while (n > 0);
+	channel_settle(ch);
 	tv_vf_destroy_qp(ch->qp);
 	ch->qp = NULL;
 	/* Writes whose flushes never came (a backend without flush). */

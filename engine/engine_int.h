@@ -170,6 +170,7 @@ struct tv_channel {
 	bool failed;
 	bool reconnect_pending;    /* failed; cfg.reconnect not called yet */
 	bool give_up;              /* reconnecting failed: no more retries */
+	bool fail_pending;         /* failed; requests not settled yet */
 	uint64_t msg_sent_ns;      /* when the message in flight went out */
 	struct tv_response *await_ack; /* its ERROR_STATUS is in flight */
 	/* Receive completions handled on this QP, and the QP's generation. */

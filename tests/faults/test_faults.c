@@ -332,6 +332,62 @@ START_TEST(delay_past_the_ack_timeout_resets_and_recovers)
 }
 END_TEST
 
+/*
+ * The order real hardware allows: a tensor write lands at the receiver
+ * (its completion queued, not yet handled), the sender sees success and
+ * lets its tensor go, and only then the receiver's channel fails.
+ */
+static int stall_state;
+
+static void node1_progress(void *arg, uint32_t node)
+{
+	tv_engine_progress(arg);
+}
+
+static void fail_receiver(void *arg)
+{
+	struct h_world *w = arg;
+
+	ck_assert_int_eq(tv_channel_fail(w->ch[1][0], TV_UNAVAILABLE,
+					 "peer went away"), 0);
+	tv_sim_set_progress(w->sim, 1, node1_progress, w->eng[1]);
+	tv_engine_progress(w->eng[1]);
+}
+
+static void stall_then_fail(struct h_world *w, const struct tv_sim_event *ev)
+{
+	if (ev->kind != TV_SIM_EV_CQE || ev->status != TV_WC_SUCCESS)
+		return;
+	if (stall_state == 0 && ev->node == 1 &&
+	    ev->opcode == TV_WC_RECV_RDMA_WITH_IMM &&
+	    ev->imm <= TV_IMM_MAX_REQUEST) {
+		tv_sim_set_progress(w->sim, 1, NULL, NULL); /* not handled */
+		stall_state = 1;
+	} else if (stall_state == 1 && ev->node == 0 &&
+		   ev->opcode == TV_WC_RDMA_WRITE &&
+		   (ev->wr_id & 7) == TV_WRID_WRITE_TAG) {
+		/* The sender handles its success first, then the failure. */
+		ck_assert_int_eq(tv_sim_schedule(w->sim, ev->time_ns + 1000, 1,
+						 fail_receiver, w), 0);
+		stall_state = 2;
+	}
+}
+
+START_TEST(write_that_landed_before_a_failure_still_completes)
+{
+	struct h_world *w = fworld("vf/ack/drop:p=0", true, 100000000);
+	struct h_recv r[2];
+
+	w->sim_hook = stall_then_fail;
+	ck_assert_int_eq(transfers(w, 1, 2, r), 2);
+	ck_assert_int_eq(stall_state, 2);
+	ck_assert_uint_eq(h_stats(w, 1).channel_failures, 1);
+	ck_assert_uint_eq(h_stats(w, 1).recv_timeouts, 0);
+	ck_assert_uint_ge(w->reconnects, 1);
+	h_world_free(w);
+}
+END_TEST
+
 START_TEST(lost_write_times_out_with_its_cause)
 {
 	struct h_world *w = fworld("vf/write/drop:count=1", true, 50000000);
@@ -491,6 +547,7 @@ int main(void)
 	tcase_add_test(tc, duplicated_write_is_detected_and_recovered);
 	tcase_add_test(tc, delayed_delivery_only_slows_down);
 	tcase_add_test(tc, delay_past_the_ack_timeout_resets_and_recovers);
+	tcase_add_test(tc, write_that_landed_before_a_failure_still_completes);
 	tcase_add_test(tc, lost_write_times_out_with_its_cause);
 	tcase_add_test(tc, timeout_message_names_the_state);
 	tcase_add_test(tc, registration_failure_reaches_receiver);
