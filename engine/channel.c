@@ -382,7 +382,7 @@ static void txent_posted(struct tv_txent *tx)
 static int channel_send_one(struct tv_channel *ch, struct tv_txent *tx)
 {
 	struct tv_engine *e = ch->engine;
-	struct tv_msg *msg = &e->rx_msg;
+	struct tv_msg *msg = &e->tx_msg;
 	struct tv_engine_event ev = { 0 };
 	struct tv_vf_sge sge;
 	struct tv_vf_send_wr wr;
@@ -542,6 +542,8 @@ static void channel_settle(struct tv_channel *ch)
 
 /* ---- completions ------------------------------------------------------ */
 
+static void channel_dispatch(struct tv_channel *ch, const struct tv_msg *msg);
+
 static void channel_on_message(struct tv_channel *ch, uint32_t byte_len)
 {
 	struct tv_engine *e = ch->engine;
@@ -557,8 +559,6 @@ static void channel_on_message(struct tv_channel *ch, uint32_t byte_len)
 				 ch->peer_id, byte_len, strerror(-ret));
 		return;
 	}
-	ch->acks_owed++;
-	channel_send_acks(ch);
 	e->stats.msgs_recv[msg->type]++;
 	ev.msg_type = msg->type;
 	ev.request_index = msg->request_index;
@@ -566,6 +566,18 @@ static void channel_on_message(struct tv_channel *ch, uint32_t byte_len)
 	ev.name = msg->name;
 	ev.length = byte_len;
 	tv__emit(e, TV_EV_MSG_RECV, ch->peer_id, &ev);
+	/*
+	 * Dispatch, then ACK: the message is already copied out of the rx
+	 * buffer (parse-before-ACK is what matters), and a tensor write the
+	 * dispatch posts goes on the wire ahead of the ACK.
+	 */
+	channel_dispatch(ch, msg);
+	ch->acks_owed++;
+	channel_send_acks(ch);
+}
+
+static void channel_dispatch(struct tv_channel *ch, const struct tv_msg *msg)
+{
 	/* A dying channel does no new sender work: the peer will retry. */
 	if (ch->failed && (msg->type == TV_MSG_TENSOR_REQUEST ||
 			   msg->type == TV_MSG_TENSOR_RE_REQUEST))

@@ -234,7 +234,9 @@ struct tv_engine {
 	struct tv_hmap tags;          /* struct tv_tag or struct tv_response */
 	struct tv_hmap tag_waiters;   /* responses waiting for a tensor */
 	struct tv_list deadlines;     /* requests with a deadline, FIFO */
-	struct tv_msg rx_msg;         /* decode scratch */
+	/* Scratch: a received message stays intact while callbacks send. */
+	struct tv_msg rx_msg;         /* decode */
+	struct tv_msg tx_msg;         /* encode */
 	struct tv_engine_stats stats;
 	bool destroying;
 };

@@ -262,6 +262,47 @@ START_TEST(sender_error_reaches_receiver)
 }
 END_TEST
 
+/* A done callback that receives again while it is being told why. */
+struct chain {
+	struct h_world *w;
+	struct h_recv next;
+	int calls;
+	char seen[TV_STATUS_MSG_MAX + 1];
+};
+
+static void chain_done(void *arg, const struct tv_status *st,
+		       struct tv_tensor *t)
+{
+	struct chain *c = arg;
+
+	c->calls++;
+	/* Starting a receive sends a message: st must survive that. */
+	h_recv(c->w, 1, 0, 2, "again", TV_PLACE_HOST, &c->next);
+	snprintf(c->seen, sizeof(c->seen), "%s", st->message);
+	tv_tensor_unref(t);
+}
+
+START_TEST(callback_may_receive_while_reading_its_status)
+{
+	struct h_world *w = h_world_default();
+	struct chain c = { .w = w };
+
+	ck_assert_int_eq(tv_engine_send_error(w->eng[0], 1, "x", TV_ABORTED,
+					      "the reason"), 0);
+	ck_assert_int_eq(tv_engine_recv_async(w->eng[1], w->ch[1][0], 1, "x",
+					      TV_PLACE_HOST, chain_done, &c), 0);
+	h_run(w);
+	ck_assert_int_eq(c.calls, 1);
+	ck_assert_str_eq(c.seen, "the reason");
+	ck_assert_int_eq(tv_engine_send_error(w->eng[0], 2, "again", TV_ABORTED,
+					      "second"), 0);
+	h_run(w);
+	ck_assert_int_eq(c.next.calls, 1);
+	ck_assert_str_eq(c.next.status.message, "second");
+	h_world_free(w);
+}
+END_TEST
+
 START_TEST(many_requests_queue_behind_credits)
 {
 	struct h_opts o;
@@ -538,6 +579,7 @@ Suite *engine_paths_suite(void)
 	tcase_add_test(tc, device_placement_uses_proxies);
 	tcase_add_test(tc, recv_before_send_waits_for_tensor);
 	tcase_add_test(tc, sender_error_reaches_receiver);
+	tcase_add_test(tc, callback_may_receive_while_reading_its_status);
 	tcase_add_test(tc, many_requests_queue_behind_credits);
 	tcase_add_test(tc, both_sides_send_at_once);
 	tcase_add_test(tc, unregistered_host_memory_is_staged);
