@@ -94,6 +94,7 @@ struct checker {
 	 * duplicate may then land in the buffer just delivered.
 	 */
 	uint64_t dup_fires;
+	uint64_t overflow_fires;   /* sim/cq/overflow: overflows expected */
 	uint64_t dup_landed;
 	uint64_t engine_events;  /* numbers advertisements and completions */
 	/* advertised destinations, open addressing */

@@ -6,19 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tensorverbs/faults.h>
+
 #include "plan.h"
 
 bool plan_point_unrecoverable(const char *point)
 {
-	static const char *const lost[] = {
-		"vf/write/drop", "vf/recv/drop", "engine/alloc",
-		"vf/reg_mr/fail", NULL,
-	};
+	const struct tv_flt_point_info *info = tv_flt_point_find(point);
 
-	for (const char *const *p = lost; *p; p++)
-		if (!strcmp(point, *p))
-			return true;
-	return !strncmp(point, "tv_pool/", 8);
+	/* The catalogue says; an unknown point is never armed anyway. */
+	return info ? info->may_fail : true;
 }
 
 json_t *plan_rule(json_t *plan, const char *point)

@@ -35,6 +35,8 @@ static void fault_fired(void *ctx, const char *point, uint64_t hit)
 		r->unrecoverable_fires++;
 	if (!strcmp(point, "vf/write/dup"))
 		r->chk.dup_fires++;
+	if (!strcmp(point, "sim/cq/overflow"))
+		r->chk.overflow_fires++;
 	if (r->opts->verbose)
 		printf("[%12" PRIu64 " ns] fault  %s hit %" PRIu64 " (node %d)\n",
 		       tv_sim_now_ns(r->sim), point, hit,

@@ -684,9 +684,11 @@ int tv__channel_progress(struct tv_channel *ch)
 	for (;;) {
 		n = tv_vf_poll_cq(ch->cq, 32, wc);
 		if (n < 0) {
+			/* An overflowed CQ: completions are lost for good. */
 			tv__channel_fail(ch, TV_INTERNAL,
 					 "polling the CQ failed: %s",
 					 strerror(-n));
+			channel_settle(ch);
 			return n;
 		}
 		for (i = 0; i < n; i++) {

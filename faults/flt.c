@@ -18,35 +18,43 @@
 
 static const struct tv_flt_point_info points[] = {
 	{ "vf/ack/drop", "an ACK write is lost: posted as a zero-length "
-	  "write without immediate, the peer never sees it", NULL },
+	  "write without immediate, the peer never sees it", NULL, false },
 	{ "vf/msg/drop/TENSOR_REQUEST", "a TENSOR_REQUEST message is lost",
-	  NULL },
+	  NULL, false },
 	{ "vf/msg/drop/META_DATA_UPDATE", "a META_DATA_UPDATE message is "
-	  "lost", NULL },
+	  "lost", NULL, false },
 	{ "vf/msg/drop/TENSOR_RE_REQUEST", "a TENSOR_RE_REQUEST message is "
-	  "lost", NULL },
+	  "lost", NULL, false },
 	{ "vf/msg/drop/ERROR_STATUS", "an ERROR_STATUS message is lost",
-	  NULL },
+	  NULL, false },
 	{ "vf/write/drop", "a tensor write (imm = request index) is lost",
-	  NULL },
-	{ "vf/write/dup", "a tensor write is delivered twice", NULL },
+	  NULL, true },
+	{ "vf/write/dup", "a tensor write is delivered twice", NULL, false },
 	{ "vf/qp/error", "the QP moves to ERR just before a post (as after "
-	  "retry exceeded): outstanding work flushes", NULL },
+	  "retry exceeded): outstanding work flushes", NULL, false },
 	{ "vf/reg_mr/fail", "memory registration fails", "errno (default "
-	  "ENOMEM)" },
+	  "ENOMEM)", true },
 	{ "vf/recv/drop", "a receive is not posted (RNR at the sender)",
-	  NULL },
+	  NULL, true },
+	{ "vf/cq/reorder", "a poll returns receive completions ahead of send "
+	  "completions (RC orders each queue, not the two)", NULL, false },
+	{ "vf/cq/delay", "a poll returns nothing although completions wait: "
+	  "they come at a later poll", "ns until the caller is woken "
+	  "(default 100 us)", false },
 	{ "engine/alloc", "an engine allocation (request, response, tag, "
-	  "tensor, channel, cache entry) fails", NULL },
+	  "tensor, channel, cache entry) fails", NULL, true },
 	{ "tv_pool/calloc", "the registered pool's bookkeeping allocation "
-	  "fails", NULL },
+	  "fails", NULL, true },
 	{ "tv_pool/malloc", "the registered pool's block descriptor "
-	  "allocation fails", NULL },
+	  "allocation fails", NULL, true },
 	{ "tv_pool/realloc", "growing the pool's block or free-range table "
-	  "fails", NULL },
-	{ "tv_pool/memalign", "allocating a pool block's memory fails", NULL },
+	  "fails", NULL, true },
+	{ "tv_pool/memalign", "allocating a pool block's memory fails", NULL,
+	  true },
 	{ "sim/deliver/delay", "a delivery in the simulator is delayed",
-	  "extra ns (default 1 ms)" },
+	  "extra ns (default 1 ms)", false },
+	{ "sim/cq/overflow", "a completion queue overflows: the completion is "
+	  "lost, the CQ is unusable, its QPs go to ERR", NULL, true },
 };
 
 #define NPOINTS (sizeof(points) / sizeof(points[0]))

@@ -165,9 +165,38 @@ static int w_destroy_cq(struct tv_vf_cq *cq)
 /* wr_id of the wrapper's own extra WRs: their completions are ours. */
 #define FLT_TWIN_WRID 0x7477696e2d777269ull
 
+/*
+ * RC orders a send queue's completions and a receive queue's, not the two
+ * against each other: put the receives first (stable within each).
+ */
+static void recv_first(struct tv_vf_wc *wc, int n)
+{
+	struct tv_vf_wc tmp;
+	int i, j;
+
+	for (i = 1; i < n; i++) {
+		if (!(wc[i].opcode & TV_WC_RECV))
+			continue;
+		tmp = wc[i];
+		for (j = i; j > 0 && !(wc[j - 1].opcode & TV_WC_RECV); j--)
+			wc[j] = wc[j - 1];
+		wc[j] = tmp;
+	}
+}
+
 static int w_poll_cq(struct tv_vf_cq *cq, int n, struct tv_vf_wc *wc)
 {
 	int got, i, kept;
+	int64_t delay = 0;
+
+	fiu_do_on("vf/cq/delay", delay = TV_FLT_ARG(100000));
+	if (delay) {
+		/* Nothing now; the caller is woken to poll again later. */
+		struct tv_vf_device *dev = cq->dev;
+
+		tv_vf_wake_at(dev, tv_vf_now_ns(dev) + (uint64_t)delay);
+		return 0;
+	}
 
 	/* A twin may still complete (flushed): the caller never posted it. */
 	do {
@@ -178,6 +207,7 @@ static int w_poll_cq(struct tv_vf_cq *cq, int n, struct tv_vf_wc *wc)
 			if (wc[i].wr_id != FLT_TWIN_WRID)
 				wc[kept++] = wc[i];
 	} while (!kept && got == n);
+	fiu_do_on("vf/cq/reorder", recv_first(wc, kept));
 	return kept;
 }
 

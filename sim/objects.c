@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fiu-local.h>
+
 #include "sim_priv.h"
 
 /* ---- device ------------------------------------------------------------ */
@@ -380,6 +382,7 @@ void sim_cq_push(struct tv_sim *sim, struct sim_cq *cq,
 
 	if (cq->overflow)
 		return; /* already reported; the CQ is unusable */
+	fiu_do_on("sim/cq/overflow", cq->count = cq->base.cqe);
 	if (cq->count == cq->base.cqe) {
 		sim_cq_overflow(sim, cq);
 		return;

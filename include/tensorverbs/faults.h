@@ -28,6 +28,11 @@ struct tv_flt_point_info {
 	const char *name;        /* e.g. "vf/ack/drop" */
 	const char *description; /* one line */
 	const char *arg;         /* what the rule's arg means, or NULL */
+	/*
+	 * Once it fired, a receive may fail (data or a resource is gone);
+	 * otherwise every receive must complete as if nothing happened.
+	 */
+	bool may_fail;
 };
 
 /* Every point, in a stable order. */
