@@ -730,6 +730,39 @@ void tv__channel_destroy(struct tv_channel *ch)
 
 /* ---- timers, reset, reconnection ---------------------------------------- */
 
+/*
+ * Ask the application to connect the channel again.  -EAGAIN: the peer
+ * is not there yet (restarting): try again after a back-off that doubles
+ * up to 64 ACK timeouts; receives keep waiting (their deadlines bound
+ * them).  Any other error: no way back, what waits fails.
+ */
+static uint64_t channel_reconnect(struct tv_channel *ch, uint64_t now_ns)
+{
+	struct tv_engine *e = ch->engine;
+	uint64_t base = e->cfg.ack_timeout_ns ? e->cfg.ack_timeout_ns : 1000000;
+	int ret;
+
+	ch->reconnect_pending = false;
+	e->stats.reconnects++;
+	ret = e->cfg.reconnect(e->cfg.reconnect_ctx, ch);
+	if (!ret) {
+		ch->reconnect_backoff = 0;
+		return 0;
+	}
+	if (ret == -EAGAIN && ch->failed) {
+		ch->reconnect_backoff = ch->reconnect_backoff ?
+			ch->reconnect_backoff * 2 : 1;
+		if (ch->reconnect_backoff > 64)
+			ch->reconnect_backoff = 64;
+		ch->reconnect_pending = true;
+		ch->reconnect_at_ns = now_ns + base * ch->reconnect_backoff;
+		return ch->reconnect_at_ns;
+	}
+	ch->give_up = true;
+	tv__request_fail_all(ch, &ch->fail_status);
+	return 0;
+}
+
 uint64_t tv__channel_timers(struct tv_channel *ch, uint64_t now_ns)
 {
 	struct tv_engine *e = ch->engine;
@@ -748,13 +781,9 @@ uint64_t tv__channel_timers(struct tv_channel *ch, uint64_t now_ns)
 				 (unsigned long long)e->cfg.ack_timeout_ns);
 	}
 	if (ch->reconnect_pending && !ch->fail_pending) {
-		ch->reconnect_pending = false;
-		e->stats.reconnects++;
-		if (e->cfg.reconnect(e->cfg.reconnect_ctx, ch)) {
-			/* No way back: what waits for this channel fails. */
-			ch->give_up = true;
-			tv__request_fail_all(ch, &ch->fail_status);
-		}
+		if (now_ns < ch->reconnect_at_ns)
+			return ch->reconnect_at_ns;
+		return channel_reconnect(ch, now_ns);
 	}
 	return 0;
 }
@@ -812,6 +841,8 @@ int tv_channel_reset(struct tv_channel *ch)
 	/* Requests caught by the failure wait for the new connection. */
 	ch->failed = false;
 	ch->reconnect_pending = false;
+	ch->reconnect_backoff = 0;
+	ch->reconnect_at_ns = 0;
 	return 0;
 }
 

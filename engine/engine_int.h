@@ -171,6 +171,8 @@ struct tv_channel {
 	bool reconnect_pending;    /* failed; cfg.reconnect not called yet */
 	bool give_up;              /* reconnecting failed: no more retries */
 	bool fail_pending;         /* failed; requests not settled yet */
+	uint64_t reconnect_at_ns;  /* -EAGAIN: not before this */
+	uint32_t reconnect_backoff; /* in ACK timeouts, doubling */
 	uint64_t msg_sent_ns;      /* when the message in flight went out */
 	struct tv_response *await_ack; /* its ERROR_STATUS is in flight */
 	/* Receive completions handled on this QP, and the QP's generation. */

@@ -84,6 +84,8 @@ struct tv_engine_config {
 	 * fails, reconnect(ctx, ch) is called from progress to re-establish
 	 * it (tv_channel_reset() on both ends, exchange, connect); requests
 	 * caught by the failure are sent again, up to max_retries times.
+	 * reconnect returns -EAGAIN when the peer is not there yet (it
+	 * crashed and restarts): the engine asks again after a back-off.
 	 * Without reconnect they fail with the channel's status.
 	 */
 	uint64_t ack_timeout_ns;

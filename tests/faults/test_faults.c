@@ -388,6 +388,49 @@ START_TEST(write_that_landed_before_a_failure_still_completes)
 }
 END_TEST
 
+/* A reconnect callback whose peer is down for the first two asks. */
+static int down_for;
+
+static int flaky_reconnect(void *ctx, struct tv_channel *ch)
+{
+	struct h_world *w = ctx;
+
+	if (down_for-- > 0)
+		return -EAGAIN;
+	ck_assert_int_eq(tv_channel_reset(w->ch[0][1]), 0);
+	ck_assert_int_eq(tv_channel_reset(w->ch[1][0]), 0);
+	w->msgs_in_flight[0][1] = w->msgs_in_flight[1][0] = 0;
+	w->reconnects++;
+	{
+		struct tv_channel_info a, b;
+
+		ck_assert_int_eq(tv_channel_info(w->ch[0][1], &a), 0);
+		ck_assert_int_eq(tv_channel_info(w->ch[1][0], &b), 0);
+		ck_assert_int_eq(tv_channel_connect(w->ch[0][1], &b), 0);
+		ck_assert_int_eq(tv_channel_connect(w->ch[1][0], &a), 0);
+	}
+	return 0;
+}
+
+START_TEST(reconnect_waits_for_a_restarting_peer)
+{
+	struct h_world *w = fworld("vf/ack/drop:count=1", true, 500000000);
+	struct h_recv r[3];
+	uint64_t t0;
+
+	down_for = 2;
+	w->eng[0]->cfg.reconnect = flaky_reconnect;
+	w->eng[1]->cfg.reconnect = flaky_reconnect;
+	t0 = tv_sim_now_ns(w->sim);
+	ck_assert_int_eq(transfers(w, 1, 3, r), 3);
+	ck_assert_int_eq(down_for, -1);
+	ck_assert_uint_eq(w->reconnects, 1);
+	/* Back-off: 1 then 2 ACK timeouts (1 ms) before the third ask. */
+	ck_assert_uint_ge(tv_sim_now_ns(w->sim) - t0, 3000000);
+	h_world_free(w);
+}
+END_TEST
+
 START_TEST(lost_write_times_out_with_its_cause)
 {
 	struct h_world *w = fworld("vf/write/drop:count=1", true, 50000000);
@@ -548,6 +591,7 @@ int main(void)
 	tcase_add_test(tc, delayed_delivery_only_slows_down);
 	tcase_add_test(tc, delay_past_the_ack_timeout_resets_and_recovers);
 	tcase_add_test(tc, write_that_landed_before_a_failure_still_completes);
+	tcase_add_test(tc, reconnect_waits_for_a_restarting_peer);
 	tcase_add_test(tc, lost_write_times_out_with_its_cause);
 	tcase_add_test(tc, timeout_message_names_the_state);
 	tcase_add_test(tc, registration_failure_reaches_receiver);
