@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <xxhash.h>
 
 #include "sim_priv.h"
 
@@ -257,48 +256,39 @@ void sim_event_init(struct tv_sim_event *ev, enum tv_sim_event_kind kind,
 	ev->peer = UINT32_MAX;
 }
 
-static uint8_t *put_le32(uint8_t *p, uint32_t v)
+/* One 64-bit word into the running hash (multiply-xorshift). */
+static inline uint64_t hash_word(uint64_t h, uint64_t w)
 {
-	for (int i = 0; i < 4; i++)
-		*p++ = (uint8_t)(v >> (8 * i));
-	return p;
-}
-
-static uint8_t *put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		*p++ = (uint8_t)(v >> (8 * i));
-	return p;
+	h ^= w;
+	h *= 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
 }
 
 /*
- * Fold one event into the hash, field by field in little-endian order (no
- * padding bytes, no host order).  remote_addr is folded as canon_addr, its
- * offset inside the MR its rkey names, because a raw address is a pointer
- * and would differ from one process to the next.
+ * Fold one event into the hash field by field, on values (not bytes, so
+ * no padding and no host order): the same on any host, and cheap, since
+ * it runs for every event.  remote_addr is folded as canon_addr, its
+ * offset inside the MR its rkey names: a raw address is a pointer and
+ * would differ from one process to the next.
  */
 static uint64_t sim_hash_event(uint64_t h, const struct tv_sim_event *ev,
 			       uint64_t canon_addr)
 {
-	uint8_t buf[72];
-	uint8_t *p = buf;
-
-	p = put_le64(p, ev->seq);
-	p = put_le64(p, ev->time_ns);
-	p = put_le32(p, (uint32_t)ev->kind);
-	p = put_le32(p, ev->node);
-	p = put_le32(p, ev->peer);
-	p = put_le32(p, ev->qp_num);
-	p = put_le32(p, ev->opcode);
-	p = put_le32(p, ev->status);
-	p = put_le32(p, ev->imm);
-	p = put_le32(p, ev->has_imm);
-	p = put_le64(p, ev->wr_id);
-	p = put_le64(p, canon_addr);
-	p = put_le32(p, ev->rkey);
-	p = put_le32(p, ev->length);
-	assert(p == buf + sizeof(buf));
-	return XXH3_64bits_withSeed(buf, sizeof(buf), h);
+	h = hash_word(h, ev->seq);
+	h = hash_word(h, ev->time_ns);
+	h = hash_word(h, (uint64_t)ev->kind << 32 | ev->node);
+	h = hash_word(h, (uint64_t)ev->peer << 32 | ev->qp_num);
+	h = hash_word(h, (uint64_t)ev->opcode << 32 | ev->status);
+	h = hash_word(h, (uint64_t)ev->imm << 32 | ev->has_imm);
+	h = hash_word(h, ev->wr_id);
+	h = hash_word(h, canon_addr);
+	h = hash_word(h, (uint64_t)ev->rkey << 32 | ev->length);
+	/* splitmix64's finaliser: every input bit reaches every output bit. */
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebull;
+	return h ^ (h >> 31);
 }
 
 void sim_emit(struct tv_sim *sim, struct tv_sim_event *ev, uint64_t canon_addr)
