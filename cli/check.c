@@ -87,12 +87,13 @@ int checker_init(struct checker *c, struct tv_sim *sim, uint32_t nodes,
 	c->in_flight = calloc(n, sizeof(*c->in_flight));
 	c->dir_failed = calloc(n, sizeof(*c->dir_failed));
 	c->chan_errors = calloc(n, sizeof(*c->chan_errors));
+	c->down = calloc(nodes, sizeof(*c->down));
 	c->rx = calloc(n, sizeof(*c->rx));
 	c->rx_known = calloc(n, sizeof(*c->rx_known));
 	c->adv_cap = 1024;
 	c->adv = calloc(c->adv_cap, sizeof(*c->adv));
-	if (!c->in_flight || !c->dir_failed || !c->chan_errors || !c->rx ||
-	    !c->rx_known || !c->adv) {
+	if (!c->in_flight || !c->dir_failed || !c->chan_errors || !c->down ||
+	    !c->rx || !c->rx_known || !c->adv) {
 		checker_fini(c);
 		return -ENOMEM;
 	}
@@ -104,6 +105,7 @@ void checker_fini(struct checker *c)
 	free(c->in_flight);
 	free(c->dir_failed);
 	free(c->chan_errors);
+	free(c->down);
 	free(c->rx);
 	free(c->rx_known);
 	free(c->adv);
@@ -303,6 +305,32 @@ void checker_new_epoch(struct checker *c, uint32_t a, uint32_t b)
 	}
 }
 
+void checker_node_down(struct checker *c, uint32_t n)
+{
+	assert(n < c->nodes);
+	c->down[n] = true;
+	for (uint32_t p = 0; p < c->nodes; p++) {
+		/* Its messages in flight, and the peers' to it, are gone. */
+		c->dir_failed[n * c->nodes + p] = true;
+		c->dir_failed[p * c->nodes + n] = true;
+	}
+	/* Its buffers are freed memory now: no write may land there. */
+	for (size_t i = 0; i < c->adv_cap; i++) {
+		uint64_t dir = (c->adv[i].key >> 32) - 1;
+
+		if (c->adv[i].key && !c->adv[i].done && dir / c->nodes == n) {
+			c->adv[i].done = true;
+			c->adv[i].done_seq = c->engine_events;
+		}
+	}
+}
+
+void checker_node_up(struct checker *c, uint32_t n)
+{
+	assert(n < c->nodes);
+	c->down[n] = false;
+}
+
 void checker_engine_event(void *ctx, const struct tv_engine_event *ev)
 {
 	struct checker *c = ctx;
@@ -465,6 +493,13 @@ static void check_tensor_write(struct checker *c,
 static void on_deliver(struct checker *c, const struct tv_sim_event *ev)
 {
 	if (ev->node >= c->nodes || ev->peer >= c->nodes)
+		return;
+	/*
+	 * A crashed node has no QP: the simulator reports a request that
+	 * found no responder (it will be retried, then RETRY_EXC) as
+	 * delivered, but nothing was written.
+	 */
+	if (c->down[ev->node])
 		return;
 	/* A write the responder refused (flushed, bad key) wrote nothing. */
 	if (!ev->has_imm || ev->status != TV_WC_SUCCESS)

@@ -87,6 +87,11 @@ struct checker {
 	 */
 	bool *dir_failed;
 	uint64_t *chan_errors;   /* CHANNEL_ERROR events per direction */
+	/*
+	 * [node]: crashed and not back (node/crash).  It has no QP at all,
+	 * so a request the simulator reports delivered there was lost.
+	 */
+	bool *down;
 	struct tv_channel_info *rx; /* node's rx buffer for peer */
 	bool *rx_known;
 	/*
@@ -120,6 +125,13 @@ void checker_quiescent(struct checker *c);
  * in flight any more, and no buffer advertised on it may be written.
  */
 void checker_new_epoch(struct checker *c, uint32_t a, uint32_t b);
+/*
+ * Node n crashed: every connection it had is gone (nothing in flight on
+ * them, none of its buffers a valid destination) until node_up and a new
+ * epoch with each peer.
+ */
+void checker_node_down(struct checker *c, uint32_t n);
+void checker_node_up(struct checker *c, uint32_t n);
 
 void checker_engine_event(void *ctx, const struct tv_engine_event *ev);
 void checker_sim_event(void *ctx, const struct tv_sim_event *ev);
