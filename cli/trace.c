@@ -381,6 +381,25 @@ void trace_rec_fault_event(struct trace_rec *t, const char *point,
 	trace_rec_emit(t, obj);
 }
 
+/* Every key always present: null where it does not apply. */
+void trace_rec_node_event(struct trace_rec *t, const char *kind,
+			  uint32_t node, const char *op, uint64_t step_id,
+			  const char *name)
+{
+	json_t *obj;
+
+	if (t->err)
+		return;
+	obj = json_pack("{s:I, s:I, s:s, s:s, s:o, s:o, s:o, s:o}",
+			"i", (json_int_t)t->count,
+			"t", (json_int_t)(t->sim ? tv_sim_now_ns(t->sim) : 0),
+			"src", "node", "kind", kind, "node", j_node(node),
+			"op", op ? json_string(op) : json_null(),
+			"step", op ? j_u64(step_id) : json_null(),
+			"name", j_str(name));
+	trace_rec_emit(t, obj);
+}
+
 /* ---- header and summary ------------------------------------------------ */
 
 int trace_header_new(uint64_t seed, json_t *scenario,

@@ -62,6 +62,14 @@ void trace_rec_engine_event(struct trace_rec *t,
 /* A fault fired: hit is the point's hit number, node who ran (or none). */
 void trace_rec_fault_event(struct trace_rec *t, const char *point,
 			   uint64_t hit, uint32_t node);
+/*
+ * A node's life under node/crash: kind CRASH, RESTART, RESTART_FAILED, or
+ * SKIP for an operation (op "send" or "recv", its step and tensor name)
+ * not run because the node was down.  op and name may be NULL.
+ */
+void trace_rec_node_event(struct trace_rec *t, const char *kind,
+			  uint32_t node, const char *op, uint64_t step_id,
+			  const char *name);
 
 /* "0.1.0+v0.1-12-gabcdef-dirty": version and git describe at configure. */
 const char *trace_build_id(void);
