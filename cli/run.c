@@ -114,6 +114,13 @@ static void print_faults(const struct run_result *res)
 	       " duplicates landed, %" PRIu64 " refused\n",
 	       t->ack_timeouts, t->recv_timeouts, t->channel_failures,
 	       t->reconnects, t->retries, res->dup_landed, res->refused);
+	if (res->crashes)
+		printf("crashes     %" PRIu64 " crashes, %" PRIu64
+		       " restarts (%" PRIu64 " failed), %" PRIu64
+		       " operations skipped (node down), %" PRIu64
+		       " receives cancelled\n", res->crashes, res->restarts,
+		       res->restart_failures, res->skipped_ops,
+		       res->crash_cancelled);
 }
 
 static void print_summary(const struct scenario *sc,

@@ -63,6 +63,9 @@ static void progress_cb(void *arg, uint32_t node)
 	int rc;
 
 	assert(ns->id == node);
+	/* Down (node/crash): its old engine's timers still fire. */
+	if (!ns->engine)
+		return;
 	ns->r->actor = node;
 	rc = tv_engine_progress(ns->engine);
 	ns->r->actor = prev;
@@ -125,32 +128,42 @@ static int create_sim(struct runner *r)
 	return 0;
 }
 
-static int create_engines(struct runner *r)
+int runner_node_engine(struct runner *r, struct node_slot *ns)
 {
 	const struct scenario *sc = r->sc;
+	struct tv_vf_device *dev = ns->dev;
+	struct tv_engine_config cfg;
+	int rc = 0;
 
-	for (uint32_t n = 0; n < sc->nodes; n++) {
-		struct tv_engine_config cfg;
+	assert(!ns->engine);
+	tv_engine_config_default(&cfg);
+	cfg.node_id = ns->id;
+	if (sc->queue_depth)
+		cfg.queue_depth = sc->queue_depth;
+	if (sc->pool_block_bytes)
+		cfg.pool_block_bytes = (size_t)sc->pool_block_bytes;
+	cfg.validate_checksum = sc->validate_checksum;
+	cfg.observe = engine_observe;
+	cfg.observe_ctx = r;
+	cfg.test_breakage = r->opts->test_breakage;
+	runner_engine_faults(r, ns, &cfg);
+	/* Wrapped once: a restarted node's engine gets the same wrapper. */
+	if (!dev)
+		rc = runner_wrap_device(r, ns->id, &dev);
+	if (!rc)
+		rc = tv_engine_create(dev, &cfg, &ns->engine);
+	return rc;
+}
+
+static int create_engines(struct runner *r)
+{
+	for (uint32_t n = 0; n < r->sc->nodes; n++) {
 		struct node_slot *ns = &r->nodes[n];
-		struct tv_vf_device *dev;
 		int rc;
 
-		tv_engine_config_default(&cfg);
-		cfg.node_id = n;
-		if (sc->queue_depth)
-			cfg.queue_depth = sc->queue_depth;
-		if (sc->pool_block_bytes)
-			cfg.pool_block_bytes = (size_t)sc->pool_block_bytes;
-		cfg.validate_checksum = sc->validate_checksum;
-		cfg.observe = engine_observe;
-		cfg.observe_ctx = r;
-		cfg.test_breakage = r->opts->test_breakage;
 		ns->r = r;
 		ns->id = n;
-		runner_engine_faults(r, ns, &cfg);
-		rc = runner_wrap_device(r, n, &dev);
-		if (!rc)
-			rc = tv_engine_create(dev, &cfg, &ns->engine);
+		rc = runner_node_engine(r, ns);
 		if (rc) {
 			failures_add(r->fails, FK_RUNNER,
 				     "tv_engine_create(node %u): %s", n,
@@ -185,6 +198,8 @@ int runner_connect_pair(struct runner *r, uint32_t a, uint32_t b)
 	if (!rc) {
 		r->connected[a * r->sc->nodes + b] = true;
 		r->connected[b * r->sc->nodes + a] = true;
+		r->joined[a * r->sc->nodes + b] = true;
+		r->joined[b * r->sc->nodes + a] = true;
 	}
 	return rc;
 }
@@ -366,6 +381,11 @@ static void send_cb(void *arg)
 	int rc;
 
 	r->actor = s->from;
+	if (runner_node_gate(r, s->from, "send", s->step_id, s->name)) {
+		ss->pub.skipped = true;
+		goto out;
+	}
+	ss->pub.epoch = r->nodes[s->from].epoch;
 	if (s->is_error) {
 		send_error_cb(ss, s);
 		goto out;
@@ -438,10 +458,14 @@ static void check_live(struct runner *r, uint32_t n,
 {
 	uint64_t unrequested = 0, gave_up = 0;
 
-	/* Published and never asked for (the engine may refuse under faults). */
+	/*
+	 * Published and never asked for (the engine may refuse under faults),
+	 * by this engine: a crash took the earlier engines' tensors along.
+	 */
 	for (size_t i = 0; i < r->sc->nsends; i++)
 		if (r->sc->sends[i].from == n && !r->sc->sends[i].requested &&
-		    !r->sends[i].pub.refused)
+		    !r->sends[i].pub.refused && !r->sends[i].pub.skipped &&
+		    r->sends[i].pub.epoch == r->nodes[n].epoch)
 			unrequested++;
 	/* A receive that gave up leaves its tensor published. */
 	for (size_t i = 0; i < r->sc->nrecvs; i++)
@@ -464,7 +488,7 @@ static void check_live(struct runner *r, uint32_t n,
 
 #undef LIVE
 
-static void add_stats(struct tv_engine_stats *sum,
+void runner_add_stats(struct tv_engine_stats *sum,
 		      const struct tv_engine_stats *st)
 {
 	uint64_t *d = (uint64_t *)(void *)sum;
@@ -502,9 +526,13 @@ static int check_engines(struct runner *r)
 		return -ENOMEM;
 	memset(&r->res.total, 0, sizeof(r->res.total));
 	for (uint32_t n = 0; n < nodes; n++) {
-		tv_engine_stats(r->nodes[n].engine, &per[n]);
-		check_live(r, n, &per[n]);
-		add_stats(&r->res.total, &per[n]);
+		/* A node that crashed: its engines' counters, summed. */
+		if (r->nodes[n].engine) {
+			tv_engine_stats(r->nodes[n].engine, &per[n]);
+			check_live(r, n, &per[n]);
+		}
+		runner_add_stats(&per[n], &r->nodes[n].past);
+		runner_add_stats(&r->res.total, &per[n]);
 	}
 	check_expect_stats(r, per);
 	free(per);
@@ -548,6 +576,7 @@ static void destroy_world(struct runner *r)
 				     "tv_engine_destroy(node %u): %s (tensors still referenced)",
 				     n, strerror(-rc));
 	}
+	runner_crash_teardown(r);
 	/* The wrappers go after the engines that used them. */
 	runner_faults_free(r);
 	if (!r->sim)
@@ -585,6 +614,7 @@ static void teardown(struct runner *r)
 	free(r->recvs);
 	free(r->pairs);
 	free(r->connected);
+	free(r->joined);
 	free(r->late);
 }
 
@@ -599,9 +629,10 @@ static int setup(struct runner *r)
 	r->recvs = calloc(sc->nrecvs + 1, sizeof(*r->recvs));
 	r->pairs = calloc(npairs, sizeof(*r->pairs));
 	r->connected = calloc(npairs, sizeof(*r->connected));
+	r->joined = calloc(npairs, sizeof(*r->joined));
 	r->late = calloc(npairs / 2 + 1, sizeof(*r->late));
 	if (!r->nodes || !r->sends || !r->recvs || !r->pairs ||
-	    !r->connected || !r->late)
+	    !r->connected || !r->joined || !r->late)
 		return -ENOMEM;
 	rc = create_sim(r);
 	if (rc)
@@ -649,6 +680,7 @@ int runner_run(const struct scenario *sc, const struct run_opts *opts,
 		run_world(&r);
 		checker_quiescent(&r.chk);
 		runner_check_recvs(&r);
+		runner_check_crashes(&r);
 		runner_check_faults(&r);
 		rc = check_engines(&r);
 	}

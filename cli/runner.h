@@ -46,6 +46,12 @@ struct run_result {
 	uint64_t point_last_hit[RUN_MAX_POINTS];  /* ... and last firing */
 	uint64_t dup_landed;       /* duplicated writes that landed (allowed) */
 	uint64_t refused;          /* sends and recvs the engine refused */
+	/* node/crash (docs/faults.md) */
+	uint64_t crashes;          /* engines destroyed by the point */
+	uint64_t restarts;         /* fresh engines that came back */
+	uint64_t restart_failures; /* restarts a fault made fail */
+	uint64_t skipped_ops;      /* sends and recvs of a node that was down */
+	uint64_t crash_cancelled;  /* receives cancelled by their node's crash */
 };
 
 /*

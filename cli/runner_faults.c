@@ -55,6 +55,15 @@ static int reconnect_cb(void *ctx, struct tv_channel *ch)
 	int rc;
 
 	assert(b < r->sc->nodes && tv_engine_channel(ns->engine, b) == ch);
+	/*
+	 * The peer crashed (node/crash): not there yet, ask again later (the
+	 * engine backs off; its restart connects us anyway); or its restart
+	 * failed: it is gone for good, what waits fails.
+	 */
+	if (r->nodes[b].state == NODE_DOWN)
+		return -EAGAIN;
+	if (r->nodes[b].state == NODE_DEAD)
+		return -EHOSTDOWN;
 	/* Never connected (a late node): there is nothing to re-establish. */
 	if (!r->connected[a * r->sc->nodes + b])
 		return -ENOTCONN;
@@ -203,9 +212,17 @@ static void late_connect_cb(void *arg)
 {
 	struct late_pair *lp = arg;
 	struct runner *r = lp->r;
-	uint32_t prev = r->actor;
+	uint32_t prev = r->actor, n = r->sc->nodes;
 	int rc;
 
+	/*
+	 * A node that is down connects when it restarts; one that restarted
+	 * just now, at this very time, did already.
+	 */
+	if (r->nodes[lp->a].state != NODE_UP ||
+	    r->nodes[lp->b].state != NODE_UP ||
+	    (r->joined[lp->a * n + lp->b] && r->joined[lp->b * n + lp->a]))
+		return;
 	r->actor = r->sc->start_ns[lp->a] > r->sc->start_ns[lp->b] ? lp->a :
 								      lp->b;
 	rc = runner_connect_pair(r, lp->a, lp->b);

@@ -55,6 +55,14 @@ static const struct tv_flt_point_info points[] = {
 	  "extra ns (default 1 ms)", false },
 	{ "sim/cq/overflow", "a completion queue overflows: the completion is "
 	  "lost, the CQ is unusable, its QPs go to ERR", NULL, true },
+	/*
+	 * Hit by the scenario runner (cli/runner_crash.c), not by a library:
+	 * last in the list, so that the swarm's draws for the points above
+	 * stay what they were for every seed.
+	 */
+	{ "node/crash", "a node crashes (its engine is destroyed) and "
+	  "restarts after arg ns with a fresh engine", "ns until the restart "
+	  "(default 2 ms)", true },
 };
 
 #define NPOINTS (sizeof(points) / sizeof(points[0]))
