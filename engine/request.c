@@ -285,6 +285,13 @@ int tv__request_start(struct tv_channel *ch, uint64_t step_id,
 		/* Same timeout for all: start order is deadline order. */
 		req->deadline_ns = tv_vf_now_ns(e->dev) + e->cfg.recv_timeout_ns;
 		tv_list_add_tail(&e->deadlines, &req->deadline_link);
+		/*
+		 * Timers are armed by progress, and a channel that is not
+		 * connected brings none (a late peer, or one that crashed
+		 * and never came back): the deadline must wake us itself.
+		 */
+		if (!ch->connected)
+			tv_vf_wake_at(e->dev, req->deadline_ns);
 	}
 	if (ch->failed && !tv__channel_retries(ch)) {
 		request_finish(req, &ch->fail_status, NULL);

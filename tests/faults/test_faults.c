@@ -460,6 +460,47 @@ START_TEST(timeout_message_names_the_state)
 }
 END_TEST
 
+static void lone_progress(void *arg, uint32_t node)
+{
+	tv_engine_progress(arg);
+}
+
+/*
+ * A receive on a channel that never connects (its peer crashed and never
+ * came back): nothing else happens on the node, so no progress arms its
+ * timers; the deadline alone must wake it.
+ */
+START_TEST(deadline_wakes_a_node_without_traffic)
+{
+	struct tv_sim_config sc;
+	struct tv_engine_config ec;
+	struct tv_sim *sim;
+	struct tv_engine *e;
+	struct tv_channel *ch;
+	struct h_recv r = { 0 };
+
+	tv_sim_config_default(&sc);
+	sc.num_nodes = 2;
+	ck_assert_int_eq(tv_sim_create(&sc, &sim), 0);
+	tv_engine_config_default(&ec);
+	ec.queue_depth = 8;
+	ec.pool_block_bytes = 1u << 16;
+	ec.recv_timeout_ns = 5000000;
+	ck_assert_int_eq(tv_engine_create(tv_sim_device(sim, 0), &ec, &e), 0);
+	tv_sim_set_progress(sim, 0, lone_progress, e);
+	ck_assert_int_eq(tv_channel_create(e, 1, &ch), 0);
+	ck_assert_int_eq(tv_engine_recv_async(e, ch, 1, "w", TV_PLACE_HOST,
+					      h_recv_done, &r), 0);
+	ck_assert_int_eq(tv_sim_run(sim, 0, 1000), 0);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status.code, TV_DEADLINE_EXCEEDED);
+	ck_assert_ptr_nonnull(strstr(r.status.message, "waiting to be sent"));
+	ck_assert_uint_eq(tv_sim_now_ns(sim), 5000000);
+	ck_assert_int_eq(tv_engine_destroy(e), 0);
+	ck_assert_int_eq(tv_sim_destroy(sim), 0);
+}
+END_TEST
+
 START_TEST(registration_failure_reaches_receiver)
 {
 	struct h_world *w = fworld("vf/reg_mr/fail:count=1", true, 0);
@@ -594,6 +635,7 @@ int main(void)
 	tcase_add_test(tc, reconnect_waits_for_a_restarting_peer);
 	tcase_add_test(tc, lost_write_times_out_with_its_cause);
 	tcase_add_test(tc, timeout_message_names_the_state);
+	tcase_add_test(tc, deadline_wakes_a_node_without_traffic);
 	tcase_add_test(tc, registration_failure_reaches_receiver);
 	tcase_add_test(tc, missing_receive_is_bounded_by_the_deadline);
 	tcase_add_test(tc, every_allocation_failure_is_survived);
