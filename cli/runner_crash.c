@@ -179,6 +179,26 @@ static int rejoin(struct runner *r, uint32_t k, uint32_t p)
 	return runner_connect_pair(r, k, p);
 }
 
+/*
+ * A node gone for good (its restart failed): the connection manager
+ * of whoever has a channel to it says so (RDMA_CM_EVENT_DISCONNECTED), as
+ * tv_channel_fail() is for.  What waits on that channel fails (the
+ * reconnect gives up: -EHOSTDOWN), and what the dead node had asked for
+ * (a response waiting for a tensor) is dropped, not left for ever.
+ */
+static void channel_gone(struct runner *r, uint32_t owner, uint32_t gone)
+{
+	struct tv_channel *ch = tv_engine_channel(r->nodes[owner].engine, gone);
+	uint32_t prev = r->actor;
+	char msg[64];
+
+	assert(ch && r->nodes[gone].state == NODE_DEAD);
+	snprintf(msg, sizeof(msg), "node %u crashed and did not restart", gone);
+	r->actor = owner;
+	tv_channel_fail(ch, TV_UNAVAILABLE, msg);
+	r->actor = prev;
+}
+
 /* Every channel first, then the connections: no half-made peer. */
 static int rejoin_all(struct runner *r, struct node_slot *ns)
 {
@@ -192,6 +212,8 @@ static int rejoin_all(struct runner *r, struct node_slot *ns)
 		rc = tv_channel_create(ns->engine, p, &ch);
 		if (rc)
 			return rc;
+		if (r->nodes[p].state == NODE_DEAD)
+			channel_gone(r, k, p);
 	}
 	for (uint32_t p = 0; p < n; p++) {
 		/* A peer that is down connects to us when it restarts. */
@@ -219,6 +241,10 @@ static void restart_failed(struct runner *r, struct node_slot *ns, int err,
 		destroy_engine(r, ns);
 	ns->state = NODE_DEAD;
 	forget_channels(r, ns->id);
+	for (uint32_t p = 0; p < r->sc->nodes; p++)
+		if (r->pairs[ns->id * r->sc->nodes + p] &&
+		    r->nodes[p].state == NODE_UP)
+			channel_gone(r, p, ns->id);
 	if (r->fires == fires_before)
 		failures_add(r->fails, FK_RUNNER,
 			     "node %u restart at %" PRIu64 " ns: %s (no fault fired)",
