@@ -386,6 +386,38 @@ static json_t *gen_rule(struct gen *g, const char *point, uint64_t span_ns,
 }
 
 /*
+ * node/crash: the Nth operations, or a low rate, and always at most 1-3
+ * crashes (each one tears a whole engine down and makes a new one; a
+ * window at a high rate would keep nodes down for most of the run).  The
+ * restart comes 50 us - 100 ms later (log-uniform: before, around and
+ * well after the 20 ms ACK timeout), or after the default 2 ms.
+ */
+static json_t *gen_crash_rule(struct gen *g, bool storm)
+{
+	json_t *r = json_pack("{s:s}", "point", "node/crash");
+	double p;
+
+	if (!r)
+		return NULL;
+	if (chance(g, 1, 2)) {
+		json_object_set_new(r, "nth", json_integer(1 + (json_int_t)below(g, 40)));
+	} else {
+		/* 0.1 % .. 5 % of the operations; storms six times that. */
+		p = 0.001 * pow(50.0, unit(g));
+		json_object_set_new(r, "probability",
+				    json_real(storm ? p * 6 : p));
+	}
+	json_object_set_new(r, "count", json_integer(1 + (json_int_t)below(g, 3)));
+	if (chance(g, 3, 4) &&
+	    json_object_set_new(r, "arg", json_integer(
+		    (json_int_t)log_uniform(g, 50000, 100000000)))) {
+		json_decref(r);
+		return NULL;
+	}
+	return r;
+}
+
+/*
  * One seed in ten runs without faults, half with recoverable kinds only
  * (every receive must then succeed), the rest with every kind eligible.
  * Each eligible kind is on with probability 1/2; one seed in eight is a
@@ -409,7 +441,10 @@ static int gen_faults(struct gen *g, json_t *root, uint32_t without)
 
 		if (!eligible || !chance(g, 1, 2))
 			continue;
-		r = gen_rule(g, pts[i].name, span ? span : 1, storm);
+		if (!strcmp(pts[i].name, "node/crash"))
+			r = gen_crash_rule(g, storm);
+		else
+			r = gen_rule(g, pts[i].name, span ? span : 1, storm);
 		if (r && (without & (1u << i))) {
 			json_decref(r);
 			continue;
