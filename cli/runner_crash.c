@@ -180,23 +180,33 @@ static int rejoin(struct runner *r, uint32_t k, uint32_t p)
 }
 
 /*
- * A node gone for good (its restart failed): the connection manager
- * of whoever has a channel to it says so (RDMA_CM_EVENT_DISCONNECTED), as
- * tv_channel_fail() is for.  What waits on that channel fails (the
- * reconnect gives up: -EHOSTDOWN), and what the dead node had asked for
- * (a response waiting for a tensor) is dropped, not left for ever.
+ * A node gone for good (its restart failed): the connection manager of
+ * whoever has a channel to it says so (RDMA_CM_EVENT_DISCONNECTED).  The
+ * connection is torn down (a reset: a write whose flush an overflowed CQ
+ * lost would otherwise keep its response for ever), then failed for good
+ * (tv_channel_fail; the reconnect answers -EHOSTDOWN): what waits on it
+ * fails at once, and what the dead node had asked for is dropped.
  */
 static void channel_gone(struct runner *r, uint32_t owner, uint32_t gone)
 {
 	struct tv_channel *ch = tv_engine_channel(r->nodes[owner].engine, gone);
-	uint32_t prev = r->actor;
+	uint32_t prev = r->actor, n = r->sc->nodes;
 	char msg[64];
+	int rc = 0;
 
 	assert(ch && r->nodes[gone].state == NODE_DEAD);
-	snprintf(msg, sizeof(msg), "node %u crashed and did not restart", gone);
 	r->actor = owner;
-	tv_channel_fail(ch, TV_UNAVAILABLE, msg);
+	if (r->joined[owner * n + gone] || tv_channel_failed(ch))
+		rc = tv_channel_reset(ch);
+	r->joined[owner * n + gone] = false;
+	snprintf(msg, sizeof(msg), "node %u crashed and did not restart", gone);
+	if (!rc)
+		rc = tv_channel_fail(ch, TV_UNAVAILABLE, msg);
 	r->actor = prev;
+	if (rc)
+		failures_add(r->fails, FK_RUNNER,
+			     "node %u's channel to node %u, gone: %s", owner,
+			     gone, strerror(-rc));
 }
 
 /* Every channel first, then the connections: no half-made peer. */
