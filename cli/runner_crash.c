@@ -106,9 +106,13 @@ static void node_crash(struct runner *r, struct node_slot *ns,
 		       uint64_t after_ns)
 {
 	uint64_t ok = r->res.recvs_ok, bad = r->res.recvs_error;
+	uint64_t now = tv_sim_now_ns(r->sim);
 	int rc;
 
 	assert(ns->state == NODE_UP && ns->engine);
+	/* An arg past the end of time: the node never comes back. */
+	if (after_ns > UINT64_MAX / 2 - now)
+		after_ns = UINT64_MAX / 2 - now;
 	node_note(r, "CRASH", ns->id, NULL, 0, NULL);
 	r->res.crashes++;
 	ns->state = NODE_DOWN;
@@ -120,8 +124,7 @@ static void node_crash(struct runner *r, struct node_slot *ns,
 	ns->past.recvs_ok += r->res.recvs_ok - ok;
 	ns->past.recvs_failed += r->res.recvs_error - bad;
 	forget_channels(r, ns->id);
-	rc = tv_sim_schedule(r->sim, tv_sim_now_ns(r->sim) + after_ns, ns->id,
-			     restart_cb, ns);
+	rc = tv_sim_schedule(r->sim, now + after_ns, ns->id, restart_cb, ns);
 	if (rc)
 		failures_add(r->fails, FK_RUNNER,
 			     "node %u crash: scheduling its restart: %s",
