@@ -25,6 +25,9 @@ void fill_bytes(void *buf, size_t len, enum tv_dtype dtype,
 		enum sc_fill_pattern pattern, uint64_t seed);
 /* Generated string element index; buf has FILL_STRING_MAX bytes. */
 size_t fill_string(uint64_t seed, uint64_t index, char *buf);
+/* Set every element of string tensor t: the send's own strings, or filled. */
+int fill_tensor_strings(const struct sc_send *s, uint64_t seed,
+			struct tv_tensor *t);
 
 /* Digest of a tensor's content: bytes, or every string element. */
 int fill_digest_tensor(const struct tv_tensor *t, uint64_t *digest_p);

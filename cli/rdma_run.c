@@ -161,30 +161,6 @@ static void rr_note(void *ctx, uint32_t peer, enum tv_cm_note note,
 
 /* ---- sends: the same tensors the simulator runner publishes ---------------- */
 
-static int fill_tensor_strings(const struct sc_send *s, uint64_t seed,
-			       struct tv_tensor *t)
-{
-	uint64_t n = tv_tensor_num_elements(t);
-	char buf[FILL_STRING_MAX];
-
-	for (uint64_t i = 0; i < n; i++) {
-		const void *bytes = buf;
-		size_t len;
-		int ret;
-
-		if (s->strings) {
-			bytes = s->strings[i].data;
-			len = s->strings[i].len;
-		} else {
-			len = fill_string(seed, i, buf);
-		}
-		ret = tv_tensor_set_string(t, i, bytes, len);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 static int make_tensor(struct rr *r, const struct sc_send *s,
 		       struct tv_tensor **t_p)
 {

@@ -255,30 +255,6 @@ static int connect_all(struct runner *r)
 
 /* ---- sends ----------------------------------------------------------- */
 
-static int fill_strings(const struct sc_send *s, uint64_t seed,
-			struct tv_tensor *t)
-{
-	uint64_t n = tv_tensor_num_elements(t);
-	char buf[FILL_STRING_MAX];
-
-	for (uint64_t i = 0; i < n; i++) {
-		const void *bytes = buf;
-		size_t len;
-		int rc;
-
-		if (s->strings) {
-			bytes = s->strings[i].data;
-			len = s->strings[i].len;
-		} else {
-			len = fill_string(seed, i, buf);
-		}
-		rc = tv_tensor_set_string(t, i, bytes, len);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
 static void free_host(void *arg, void *data)
 {
 	free(data);
@@ -324,7 +300,7 @@ static int make_tensor(struct runner *r, const struct sc_send *s,
 	if (rc)
 		return rc;
 	if (s->dtype == TV_DT_STRING) {
-		rc = fill_strings(s, seed, t);
+		rc = fill_tensor_strings(s, seed, t);
 	} else if (tv_tensor_size_bytes(t) > 0) {
 		void *data = tv_tensor_data(t);
 
