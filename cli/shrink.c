@@ -553,6 +553,27 @@ static int edit_drop_and_reaim(json_t *sc, size_t i,
 		(json_int_t)(i % SHRINK_REAIM_HITS) + 1));
 }
 
+/*
+ * A rule pinned late (nth = the 74th ACK) keeps every transfer before that
+ * hit alive.  Place i = (rule i / 64, hit i % 64 + 1): aim a pinned,
+ * one-shot rule at an earlier hit; once the failure comes earlier, the
+ * transfers after it can go.
+ */
+static int edit_aim_earlier(json_t *sc, size_t i, const struct shrink_res *cur)
+{
+	json_t *r = json_array_get(json_object_get(sc, "faults"),
+				   i / SHRINK_REAIM_HITS);
+	json_int_t nth, hit = (json_int_t)(i % SHRINK_REAIM_HITS) + 1;
+
+	if (!r)
+		return -ENOENT;
+	nth = json_integer_value(json_object_get(r, "nth"));
+	if (nth <= 1 || hit >= nth || json_object_get(r, "probability") ||
+	    json_integer_value(json_object_get(r, "count")) != 1)
+		return -EAGAIN;
+	return json_object_set_new(r, "nth", json_integer(hit));
+}
+
 /* ---- fewer nodes ---------------------------------------------------------- */
 
 /* Place i = (n, m): node n's transfers go to node m instead. */
@@ -674,6 +695,7 @@ static const struct {
 	{ "drop a block of transfers", edit_drop_block },
 	{ "drop a transfer", edit_drop_transfer },
 	{ "drop a transfer, aim the fault anew", edit_drop_and_reaim },
+	{ "aim a fault at an earlier hit", edit_aim_earlier },
 	{ "merge two nodes", edit_merge_node },
 	{ "drop a node", edit_drop_node },
 	{ "simplify a send", edit_send_simpler },

@@ -701,7 +701,12 @@ int tv__channel_progress(struct tv_channel *ch)
 		if (n < 32)
 			break;
 	}
-	if (ch->failed)
+	/*
+	 * Without retries, what waits fails now.  With them, the reset's
+	 * drain settles it: a poll may come back short while completions
+	 * of writes that landed are still on their way (vf/cq/delay).
+	 */
+	if (ch->failed && !tv__channel_retries(ch))
 		channel_settle(ch);
 	tv__channel_kick(ch);
 	return total;
@@ -768,6 +773,14 @@ uint64_t tv__channel_timers(struct tv_channel *ch, uint64_t now_ns)
 	struct tv_engine *e = ch->engine;
 	uint64_t due;
 
+	/*
+	 * A failure raised by a timer (a receive's deadline): no completion
+	 * may ever come to progress it (a QP with nothing posted flushes
+	 * nothing), so poll now.
+	 */
+	if (ch->fail_pending)
+		tv__channel_progress(ch);
+
 	if (ch->connected && !ch->failed && ch->tx_remote_busy &&
 	    e->cfg.ack_timeout_ns &&
 	    !(e->cfg.test_breakage & TV_BREAK_NO_ACK_TIMEOUT)) {
@@ -779,8 +792,9 @@ uint64_t tv__channel_timers(struct tv_channel *ch, uint64_t now_ns)
 				 "no ACK from node %u within %llu ns: a control "
 				 "message or its ACK was lost", ch->peer_id,
 				 (unsigned long long)e->cfg.ack_timeout_ns);
+		tv__channel_progress(ch);
 	}
-	if (ch->reconnect_pending && !ch->fail_pending) {
+	if (ch->reconnect_pending) {
 		if (now_ns < ch->reconnect_at_ns)
 			return ch->reconnect_at_ns;
 		return channel_reconnect(ch, now_ns);
@@ -789,21 +803,38 @@ uint64_t tv__channel_timers(struct tv_channel *ch, uint64_t now_ns)
 }
 
 /* Drop what the old QP held; completions still queued are consumed. */
+/* Empty polls in a row before a drain gives up on what never comes. */
+#define TV_DRAIN_EMPTY_POLLS 1000
+
 static void channel_teardown_qp(struct tv_channel *ch)
 {
 	struct tv_vf_wc wc[32];
-	int n, i;
+	int n, i, empty;
 
 	assert(ch->failed);
-	do {
+	/*
+	 * The QP is in ERR: every posted work request completes once, with
+	 * success or a flush.  Drain by count, not by the first empty poll
+	 * (a completion may be late); a bound on empty polls covers work a
+	 * fault said was posted but was not (vf/recv/drop).
+	 */
+	for (empty = 0; (ch->rq_posted || ch->sq_outstanding) &&
+			empty < TV_DRAIN_EMPTY_POLLS;) {
 		n = tv_vf_poll_cq(ch->cq, 32, wc);
+		if (n <= 0) {
+			empty++;
+			if (n < 0)
+				break; /* an overflowed CQ: what is lost is lost */
+			continue;
+		}
+		empty = 0;
 		for (i = 0; i < n; i++) {
 			if (wc[i].wr_id == TV_WRID_RECV)
 				channel_on_recv(ch, &wc[i]);
 			else
 				channel_on_send(ch, &wc[i]);
 		}
-	} while (n > 0);
+	}
 	channel_settle(ch);
 	tv_vf_destroy_qp(ch->qp);
 	ch->qp = NULL;

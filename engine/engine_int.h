@@ -19,6 +19,14 @@
 
 /* ---- tensors -------------------------------------------------------- */
 
+/* A freed buffer a peer may still write into (quarantine.c). */
+struct tv_qbuf {
+	struct tv_list link;       /* on ch->quarantine */
+	struct tv_pool_buf buf;
+	uint64_t rx_seq;           /* the channel's receive count then */
+	struct tv_tensor *owner;   /* the struct this node is inside, or NULL */
+};
+
 enum tv_mem_kind {
 	TV_MEM_NONE,    /* dead, empty or string tensor: no flat data */
 	TV_MEM_POOL,    /* registered pool memory */
@@ -48,6 +56,7 @@ struct tv_tensor {
 	uint32_t q_peer;
 	uint32_t q_gen;
 	uint64_t q_rx_seq;
+	struct tv_qbuf qb;         /* the node, once freed into quarantine */
 };
 
 /* A tensor for a received string payload: takes ownership of items. */
@@ -101,6 +110,7 @@ struct tv_request {
 	bool advertised;           /* a message offered dst to the peer */
 	bool has_stage;            /* proxy (device) or proto (string) */
 	struct tv_pool_buf stage;
+	struct tv_qbuf *stage_q;   /* its quarantine node, allocated with it */
 	uint64_t dst_addr;
 	uint32_t dst_rkey;
 	uint64_t dst_bytes;
@@ -217,10 +227,11 @@ struct tv_meta_entry {
 };
 
 /* quarantine.c */
-void tv__quarantine_buf(struct tv_channel *ch, const struct tv_pool_buf *buf);
+void tv__quarantine_put(struct tv_channel *ch, struct tv_qbuf *q);
 void tv__quarantine_release(struct tv_channel *ch, bool all);
 void tv__quarantine_arm(struct tv_channel *ch, struct tv_tensor *t);
-void tv__quarantine_tensor(struct tv_engine *e, struct tv_tensor *t);
+/* true: t's struct now holds its buffer in quarantine (do not free it). */
+bool tv__quarantine_tensor(struct tv_engine *e, struct tv_tensor *t);
 
 /* ---- the engine ------------------------------------------------------ */
 

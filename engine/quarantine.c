@@ -13,31 +13,20 @@
  * when its QP is gone (reset, teardown).  Zero copies are kept; no extra
  * work requests.  (Per-request memory windows would also stop arbitrarily
  * late writes; this stops the ones RC ordering allows.)
+ *
+ * Putting a buffer in quarantine never allocates, so it cannot fail: a
+ * tensor's own struct is its node, and a staging buffer's node is
+ * allocated together with the buffer.
  */
 #include <assert.h>
 
 #include "engine_int.h"
 
-struct tv_qbuf {
-	struct tv_list link;
-	struct tv_pool_buf buf;
-	uint64_t rx_seq; /* the channel's receive count when it was freed */
-};
-
-void tv__quarantine_buf(struct tv_channel *ch, const struct tv_pool_buf *buf)
+void tv__quarantine_put(struct tv_channel *ch, struct tv_qbuf *q)
 {
-	struct tv_engine *e = ch->engine;
-	struct tv_qbuf *q = tv__malloc(sizeof(*q));
-
-	if (!q) {
-		/* Degraded, not broken: a duplicate could land in a reuse. */
-		tv_pool_free(e->pool, buf);
-		return;
-	}
-	q->buf = *buf;
 	q->rx_seq = ch->rx_seq;
 	tv_list_add_tail(&ch->quarantine, &q->link);
-	e->stats.quarantined_buffers++;
+	ch->engine->stats.quarantined_buffers++;
 }
 
 void tv__quarantine_release(struct tv_channel *ch, bool all)
@@ -52,7 +41,11 @@ void tv__quarantine_release(struct tv_channel *ch, bool all)
 			break;
 		tv_list_del(&q->link);
 		tv_pool_free(e->pool, &q->buf);
-		free(q);
+		/* The node is the tensor's struct, or a node of its own. */
+		if (q->owner)
+			free(q->owner);
+		else
+			free(q);
 	}
 }
 
@@ -65,14 +58,18 @@ void tv__quarantine_arm(struct tv_channel *ch, struct tv_tensor *t)
 	t->q_rx_seq = ch->rx_seq;
 }
 
-void tv__quarantine_tensor(struct tv_engine *e, struct tv_tensor *t)
+bool tv__quarantine_tensor(struct tv_engine *e, struct tv_tensor *t)
 {
 	struct tv_channel *ch = t->q_peer < e->nchannels ?
 					e->channels[t->q_peer] : NULL;
 
 	/* Same connection and nothing received since: it may still come. */
-	if (ch && ch->gen == t->q_gen && ch->rx_seq == t->q_rx_seq)
-		tv__quarantine_buf(ch, &t->buf);
-	else
+	if (!ch || ch->gen != t->q_gen || ch->rx_seq != t->q_rx_seq) {
 		tv_pool_free(e->pool, &t->buf);
+		return false;
+	}
+	t->qb.buf = t->buf;
+	t->qb.owner = t;
+	tv__quarantine_put(ch, &t->qb);
+	return true;
 }

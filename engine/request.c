@@ -90,10 +90,15 @@ static void request_release_dest(struct tv_request *req)
 
 	/* What the peer was told it may write into waits in quarantine. */
 	if (req->has_stage) {
-		if (req->advertised)
-			tv__quarantine_buf(req->ch, &req->stage);
-		else
+		if (req->advertised) {
+			req->stage_q->buf = req->stage;
+			req->stage_q->owner = NULL;
+			tv__quarantine_put(req->ch, req->stage_q);
+		} else {
 			tv_pool_free(e->pool, &req->stage);
+			free(req->stage_q);
+		}
+		req->stage_q = NULL;
 		req->has_stage = false;
 	} else if (req->result && req->advertised &&
 		   req->result->mem == TV_MEM_POOL) {
@@ -109,10 +114,18 @@ static void request_release_dest(struct tv_request *req)
 
 static int request_stage(struct tv_request *req, size_t bytes)
 {
-	int ret = tv_pool_alloc(req->ch->engine->pool, bytes, &req->stage);
+	int ret;
 
-	if (ret)
+	/* Its quarantine node now, so that releasing it cannot fail. */
+	req->stage_q = tv__malloc(sizeof(*req->stage_q));
+	if (!req->stage_q)
+		return -ENOMEM;
+	ret = tv_pool_alloc(req->ch->engine->pool, bytes, &req->stage);
+	if (ret) {
+		free(req->stage_q);
+		req->stage_q = NULL;
 		return ret;
+	}
 	req->has_stage = true;
 	req->dst_addr = (uint64_t)(uintptr_t)req->stage.addr;
 	req->dst_rkey = req->stage.rkey;

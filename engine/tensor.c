@@ -182,12 +182,13 @@ void tv_tensor_ref(struct tv_tensor *t)
 static void tensor_free(struct tv_tensor *t)
 {
 	struct tv_engine *e = t->engine;
+	bool kept = false;
 	uint64_t i;
 
 	switch (t->mem) {
 	case TV_MEM_POOL:
 		if (t->q_armed)
-			tv__quarantine_tensor(e, t);
+			kept = tv__quarantine_tensor(e, t);
 		else
 			tv_pool_free(e->pool, &t->buf);
 		break;
@@ -208,7 +209,9 @@ static void tensor_free(struct tv_tensor *t)
 	}
 	assert(e->stats.live_tensors > 0);
 	e->stats.live_tensors--;
-	free(t);
+	/* In quarantine the struct holds the buffer: freed on release. */
+	if (!kept)
+		free(t);
 }
 
 void tv_tensor_unref(struct tv_tensor *t)
