@@ -51,7 +51,10 @@ for t in $targets; do
 		par=(-jobs="$workers" -workers="$workers")
 	fi
 	set +e
-	"$bin" -max_total_time="$seconds" -max_len=4096 -timeout=25 \
+	# A fixed seed (FUZZ_SEED, default 1) makes a CI run reproducible;
+	# FUZZ_SEED=0 lets libFuzzer pick one (exploration by hand).
+	"$bin" -seed="${FUZZ_SEED:-1}" -max_total_time="$seconds" \
+		-max_len=4096 -timeout=25 \
 		-rss_limit_mb=2048 -malloc_limit_mb=1048576 \
 		-print_final_stats=1 "${par[@]}" \
 		-artifact_prefix="$out/crashes-$t/" "$corpus" >"$log" 2>&1

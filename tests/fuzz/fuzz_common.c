@@ -118,7 +118,8 @@ static uint64_t fz_tensor_bytes(struct fz_cur *c, const struct tv_meta *m,
 		return 0;
 	if (m->dtype == TV_DT_STRING)
 		return fz_u16(c);
-	for (i = 0; i < m->shape.rank; i++) {
+	/* rank may be TV_MAX_RANK + 1 on purpose (invalid): stay inside. */
+	for (i = 0; i < m->shape.rank && i < TV_MAX_RANK; i++) {
 		if (!m->shape.dims[i])
 			return 0;
 		if (__builtin_mul_overflow(n, (uint64_t)m->shape.dims[i], &n))
