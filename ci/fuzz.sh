@@ -5,6 +5,8 @@
 #   FUZZ_SECONDS  time per target (default 60)
 #   FUZZ_TARGETS  targets to run (default: "wire dispatch")
 #   FUZZ_JOBS     parallel libFuzzer workers per target (default 1)
+#   FUZZ_SEED     libFuzzer -seed (default 1: CI runs are reproducible;
+#                 0: a fresh one each run)
 #   BUILD_DIR     build folder (default: build-fuzz)
 #   FUZZ_OUT      where scratch corpora, logs and crashes go
 #                 (default: $BUILD_DIR/fuzz-out, emptied first)
