@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,7 +35,7 @@ static const char bench_usage[] =
 	"usage: tensorverbs bench rxe [--addr0 ADDR:PORT] [--addr1 ADDR:PORT]\n"
 	"           [--sizes 4096,65536,...] [--bytes N] [--lat-iters N]\n"
 	"           [--window N] [--fetcher-poll busy|event]\n"
-	"           [--publisher-poll busy|event]\n"
+	"           [--publisher-poll busy|event] [--breakdown]\n"
 	"  Fetch bandwidth for each size (N bytes per size, default 256 MiB,\n"
 	"  at least 4 fetches, up to --window in flight, default 16) and the\n"
 	"  latency of a 64-byte fetch (--lat-iters, default 2000), cached\n"
@@ -44,7 +45,16 @@ static const char bench_usage[] =
 	"  side idles, and spins for the latency run, as ib_write_lat does) on\n"
 	"  addr1; defaults: $RXE_IP0:7600, $RXE_IP1:7601.\n"
 	"  Output lines: 'bench-rxe bw SIZE BYTES_PER_S' and\n"
-	"  'bench-rxe lat 64 AVG_US MEDIAN_US P99_US'.\n";
+	"  'bench-rxe lat 64 AVG_US MEDIAN_US P99_US'.  --breakdown times the\n"
+	"  latency fetch's phases in both processes (median per phase).\n";
+
+/* --breakdown: where a latency fetch's time goes, both processes' clocks. */
+enum { BD_CALL, BD_REQ_POSTED, BD_REQ_SEEN, BD_WRITE_POSTED, BD_DONE, BD_N };
+
+struct br_breakdown {
+	uint64_t first_step;       /* of the timed latency fetches */
+	uint64_t t[][BD_N];        /* by fetch: when each phase ended */
+};
 
 struct br_opts {
 	struct sockaddr_storage addr[2];
@@ -55,6 +65,8 @@ struct br_opts {
 	uint32_t window;
 	bool busy[2];              /* per node: busy-poll, else sleep on events */
 	bool auto_poll;            /* publisher: events for bandwidth, then busy */
+	bool want_breakdown;
+	struct br_breakdown *bd;   /* shared with the forked publisher, or NULL */
 };
 
 struct br {
@@ -84,10 +96,34 @@ static uint64_t iters_for(const struct br_opts *o, uint64_t size)
 	return n < 4 ? 4 : n > 20000 ? 20000 : n;
 }
 
+/* The latency fetch of step_id, if it is one: its phase ends now. */
+static void bd_mark(struct br *b, uint64_t step_id, int what)
+{
+	struct br_breakdown *bd = b->o->bd;
+
+	if (bd && step_id >= bd->first_step &&
+	    step_id - bd->first_step < b->o->lat_iters)
+		bd->t[step_id - bd->first_step][what] = now_ns();
+}
+
+/* Events come after the work: a post's event once post_send returned. */
+static void bd_observe(struct br *b, const struct tv_engine_event *ev)
+{
+	if (ev->kind == TV_EV_MSG_SEND)
+		bd_mark(b, ev->step_id, BD_REQ_POSTED);
+	else if (ev->kind == TV_EV_MSG_RECV)
+		bd_mark(b, ev->step_id, BD_REQ_SEEN);
+	else if (ev->kind == TV_EV_TENSOR_WRITE)
+		bd_mark(b, ev->step_id, BD_WRITE_POSTED);
+	else if (ev->kind == TV_EV_RECV_DONE)
+		bd_mark(b, ev->step_id, BD_DONE);
+}
+
 static void br_observe(void *ctx, const struct tv_engine_event *ev)
 {
 	struct br *b = ctx;
 
+	bd_observe(b, ev);
 	if (ev->kind == TV_EV_MSG_RECV && ev->step_id == BR_DONE_STEP)
 		b->served_done = true;
 	/* "auto": the publisher spins for the latency test only. */
@@ -312,6 +348,37 @@ static int bench_bw(struct br *b, size_t si)
 	return 0;
 }
 
+static double bd_median(struct br_breakdown *bd, uint32_t n, int from,
+			int to, uint64_t *tmp)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (bd->t[i][from] && bd->t[i][to] >= bd->t[i][from])
+			tmp[k++] = bd->t[i][to] - bd->t[i][from];
+	if (!k)
+		return -1;
+	qsort(tmp, k, sizeof(*tmp), cmp_u64);
+	return (double)tmp[k / 2] / 1e3;
+}
+
+/* Medians per phase; tmp has room for n. */
+static void bd_print(struct br_breakdown *bd, uint32_t n, uint64_t *tmp)
+{
+	static const struct { int from, to; const char *what; } ph[] = {
+		{ BD_CALL, BD_REQ_SEEN, "fetch call -> publisher parsed the request" },
+		{ BD_REQ_SEEN, BD_DONE, "publisher parsed it -> fetcher's done callback" },
+		{ BD_CALL, BD_DONE, "whole fetch" },
+		/* rxe runs the transport in the posting syscall: these are long. */
+		{ BD_CALL, BD_REQ_POSTED, "fetch call -> request's post_send returned" },
+		{ BD_REQ_SEEN, BD_WRITE_POSTED, "publisher parsed it -> write's post_send returned" },
+	};
+
+	for (size_t i = 0; i < sizeof(ph) / sizeof(ph[0]); i++)
+		printf("bench-rxe breakdown %8.2f us median  %s\n",
+		       bd_median(bd, n, ph[i].from, ph[i].to, tmp), ph[i].what);
+}
+
 static int bench_lat(struct br *b)
 {
 	size_t si = b->o->nsizes;
@@ -322,6 +389,8 @@ static int bench_lat(struct br *b)
 	for (uint32_t i = 0; !ret && i < n; i++) {
 		uint64_t t0 = now_ns();
 
+		if (b->o->bd)
+			b->o->bd->t[i][BD_CALL] = t0;
 		ret = fetch_run(b, si, 10 + i, 1, 1);
 		lat[i] = b->t_done_ns - t0;
 		sum += lat[i];
@@ -333,6 +402,8 @@ static int bench_lat(struct br *b)
 		       (double)lat[n / 2] / 1e3,
 		       (double)lat[(size_t)n * 99 / 100] / 1e3, n);
 	}
+	if (!ret && b->o->bd)
+		bd_print(b->o->bd, n, lat);
 	free(lat);
 	return ret;
 }
@@ -363,6 +434,7 @@ static int run_node(const struct br_opts *o, uint32_t id)
 {
 	struct br b = { .o = o, .busy = o->busy[id] };
 	int ret;
+
 
 	ret = br_open(&b, id);
 	if (ret)
@@ -434,6 +506,10 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : "";
 
+		if (!strcmp(a, "--breakdown")) {
+			o->want_breakdown = true;
+			continue;
+		}
 		i++;
 		if ((!strcmp(a, "--fetcher-poll") ||
 		     !strcmp(a, "--publisher-poll")) &&
@@ -480,6 +556,18 @@ int cli_bench_rxe(int argc, char **argv, const char *argv0)
 	if (parse_opts(&o, argc, argv)) {
 		fputs(bench_usage, stderr);
 		return CLI_EXIT_USAGE;
+	}
+	if (o.want_breakdown) {
+		size_t len = sizeof(*o.bd) + (size_t)o.lat_iters * sizeof(o.bd->t[0]);
+
+		o.bd = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (o.bd == MAP_FAILED) {
+			perror("bench rxe: mmap");
+			return CLI_EXIT_FAIL;
+		}
+		/* bench_lat(): steps 10.. of the latency index are timed. */
+		o.bd->first_step = o.nsizes * BR_STEP_STRIDE + 10;
 	}
 	fflush(stdout);
 	pid = fork();

@@ -455,8 +455,8 @@ static const struct adv_entry *reused_by(const struct checker *c,
 static void check_tensor_write(struct checker *c,
 			       const struct tv_sim_event *ev)
 {
-	struct adv_entry *e =
-		adv_find(c, adv_key(c, ev->node, ev->peer, ev->imm));
+	uint32_t idx = tv_imm_index(ev->imm);
+	struct adv_entry *e = adv_find(c, adv_key(c, ev->node, ev->peer, idx));
 	const struct adv_entry *o;
 
 	c->checked_writes++;
@@ -471,15 +471,15 @@ static void check_tensor_write(struct checker *c,
 		o = ev->length ? reused_by(c, e) : NULL;
 		if (o)
 			failures_add(c->fails, FK_WRITE,
-				     "invariant: duplicated tensor write (imm %u, %u bytes) from node %u landed at %" PRIu64 " ns in node %u's buffer of a finished request, advertised again since for index %u (step %" PRIu64 ")",
-				     ev->imm, ev->length, ev->peer, ev->time_ns,
+				     "invariant: duplicated tensor write (index %u, %u bytes) from node %u landed at %" PRIu64 " ns in node %u's buffer of a finished request, advertised again since for index %u (step %" PRIu64 ")",
+				     idx, ev->length, ev->peer, ev->time_ns,
 				     ev->node, (uint32_t)o->key, o->step_id);
 		return;
 	}
 	if (!e || e->done) {
 		failures_add(c->fails, FK_WRITE,
-			     "invariant: tensor write (imm %u, %u bytes) from node %u to node %u at %" PRIu64 " ns: no live request advertised a buffer for that index",
-			     ev->imm, ev->length, ev->peer, ev->node,
+			     "invariant: tensor write (index %u, %u bytes) from node %u to node %u at %" PRIu64 " ns: no live request advertised a buffer for that index",
+			     idx, ev->length, ev->peer, ev->node,
 			     ev->time_ns);
 		return;
 	}
@@ -487,7 +487,7 @@ static void check_tensor_write(struct checker *c,
 		failures_add(c->fails, FK_WRITE,
 			     "invariant: tensor write [0x%" PRIx64 ", +%u) rkey 0x%x from node %u to node %u (index %u) outside the advertised [0x%" PRIx64 ", +%" PRIu64 ") rkey 0x%x",
 			     ev->remote_addr, ev->length, ev->rkey, ev->peer,
-			     ev->node, ev->imm, e->addr, e->length, e->rkey);
+			     ev->node, idx, e->addr, e->length, e->rkey);
 }
 
 static void on_deliver(struct checker *c, const struct tv_sim_event *ev)

@@ -142,9 +142,9 @@ static void print_summary(const struct scenario *sc,
 	       res->recvs_ok, res->recvs_error, b);
 	printf("messages    TENSOR_REQUEST %" PRIu64 ", META_DATA_UPDATE %" PRIu64
 	       ", TENSOR_RE_REQUEST %" PRIu64 ", ERROR_STATUS %" PRIu64
-	       ", ACKs %" PRIu64 "\n",
+	       ", ACKs %" PRIu64 " (%" PRIu64 " on tensor writes)\n",
 	       t->msgs_sent[2], t->msgs_sent[0], t->msgs_sent[1],
-	       t->msgs_sent[3], t->acks_sent);
+	       t->msgs_sent[3], t->acks_sent, t->acks_ridden);
 	printf("writes      %" PRIu64 " tensor writes (zero-copy %" PRIu64
 	       ", staged %" PRIu64 "), proxy copies %" PRIu64
 	       ", checksum failures %" PRIu64 "\n",

@@ -22,7 +22,7 @@ struct stat_field {
 #define STAT(f) { #f, offsetof(struct tv_engine_stats, f) }
 static const struct stat_field stat_fields[] = {
 	STAT(recvs_started), STAT(recvs_ok), STAT(recvs_failed),
-	STAT(acks_sent), STAT(acks_recv), STAT(tensor_writes),
+	STAT(acks_sent), STAT(acks_recv), STAT(acks_ridden), STAT(tensor_writes),
 	STAT(tensor_bytes_written), STAT(zero_copy_writes),
 	STAT(staged_writes), STAT(proxy_copies), STAT(checksum_failures),
 	STAT(pool_blocks), STAT(pool_bytes_registered),

@@ -21,11 +21,11 @@
 
 #include "scenario_int.h" /* sc_grow */
 #include "show.h"
+#include "wire.h"   /* the protocol's immediates */
 
 #define TID_RECEIVER 1
 #define TID_SENDER 2
 #define TID_VERBS 3
-#define IMM_MAX_REQUEST 0xFFFFFFFDu  /* tensor writes carry an index */
 
 struct open_req {
 	uint32_t node, peer, idx;
@@ -98,8 +98,9 @@ static void write_slice(struct chrome *c, const struct show_event *e,
 {
 	char name[48];
 
-	snprintf(name, sizeof(name), "write #%u (%" PRIu64 " B)", e->imm,
-		 e->len);
+	snprintf(name, sizeof(name), "write #%u%s (%" PRIu64 " B)",
+		 tv_imm_index(e->imm),
+		 e->imm & TV_IMM_ACK_FLAG ? " +ACK" : "", e->len);
 	put(c, json_pack("{s:s, s:s, s:s, s:I, s:i, s:f, s:f, s:{s:I, s:I}}",
 			 "ph", "X", "cat", "write", "name", name,
 			 "pid", (json_int_t)pid, "tid", tid, "ts", ts_us(e),
@@ -267,7 +268,7 @@ static size_t same_errors(const struct show_trace *tr, size_t k)
 
 static void on_sim(struct chrome *c, const struct show_event *e, size_t count)
 {
-	bool tensor = e->has_imm && e->imm <= IMM_MAX_REQUEST;
+	bool tensor = e->has_imm && tv_imm_is_write(e->imm);
 	char name[128];
 
 	if (!strcmp(e->kind, "POST_SEND") && tensor && e->peer != SHOW_NONE) {

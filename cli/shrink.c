@@ -554,6 +554,26 @@ static int edit_drop_and_reaim(json_t *sc, size_t i,
 }
 
 /*
+ * A transfer and a rule that only it needed go together: dropped one at a
+ * time, either changes the failure (a lost request with nothing else lost
+ * times out instead of hanging).  Transfers x rules runs: near the end only.
+ */
+static int edit_drop_transfer_rule(json_t *sc, size_t i,
+				   const struct shrink_res *cur)
+{
+	json_t *plan = json_object_get(sc, "faults");
+	size_t nr = json_array_size(plan);
+	int rc;
+
+	if (!nr || cur->transfers > SHRINK_REAIM_TRANSFERS)
+		return -ENOENT;
+	rc = edit_drop_transfer(sc, i / nr, cur);
+	if (rc)
+		return rc;
+	return json_array_remove(plan, i % nr) ? -ENOMEM : 0;
+}
+
+/*
  * A rule pinned late (nth = the 74th ACK) keeps every transfer before that
  * hit alive.  Place i = (rule i / 64, hit i % 64 + 1): aim a pinned,
  * one-shot rule at an earlier hit; once the failure comes earlier, the
@@ -695,6 +715,7 @@ static const struct {
 	{ "drop a block of transfers", edit_drop_block },
 	{ "drop a transfer", edit_drop_transfer },
 	{ "drop a transfer, aim the fault anew", edit_drop_and_reaim },
+	{ "drop a transfer with a fault rule", edit_drop_transfer_rule },
 	{ "aim a fault at an earlier hit", edit_aim_earlier },
 	{ "merge two nodes", edit_merge_node },
 	{ "drop a node", edit_drop_node },

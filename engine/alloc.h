@@ -6,11 +6,15 @@
 #ifndef TV_ENGINE_ALLOC_H
 #define TV_ENGINE_ALLOC_H
 
+#include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <fiu-local.h>
+
+#include <tensorverbs/tensor.h>
 
 static inline void *tv__calloc(size_t n, size_t size)
 {
@@ -34,6 +38,122 @@ static inline char *tv__strndup(const char *s, size_t n)
 {
 	fiu_return_on("engine/alloc", NULL);
 	return strndup(s, n);
+}
+
+/*
+ * For the structs that end in a struct tv_status (2 KiB of text): zero
+ * everything before it and make it an empty OK status, instead of zeroing
+ * the lot.  calloc()ing requests and responses whole cost a third of a
+ * 64-byte fetch under emulation (glibc zeroes 2 KiB and up with rep stosb,
+ * which TCG runs a byte at a time), and the text is only read once set.
+ */
+static inline void *tv__alloc_with_status(size_t size, size_t status_off)
+{
+	char *p;
+
+	assert(status_off + sizeof(struct tv_status) <= size);
+	p = tv__malloc(size);
+	if (p) {
+		memset(p, 0, status_off);
+		tv_status_ok((struct tv_status *)(void *)(p + status_off));
+	}
+	return p;
+}
+
+#define TV__ALLOC_WITH_STATUS(type, member) \
+	((type *)tv__alloc_with_status(sizeof(type), offsetof(type, member)))
+
+/*
+ * A stack of freed objects of one type, kept for the next one: a fetch
+ * allocates a request on one side and a response on the other, and
+ * malloc()/free() of 2-3 KiB blocks was a fifth of its CPU.  Bounded: a
+ * burst's worth goes back to malloc.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define TV__FREELIST_MAX 0 /* every free a real one: ASan sees reuse */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TV__FREELIST_MAX 0
+#endif
+#endif
+#ifndef TV__FREELIST_MAX
+#define TV__FREELIST_MAX 256
+#endif
+
+struct tv__freelist {
+	void *head;
+	uint32_t n;
+};
+
+/* As tv__alloc_with_status(), from the list when it has one. */
+static inline void *tv__fl_alloc(struct tv__freelist *fl, size_t size,
+				 size_t status_off)
+{
+	char *p = fl->head;
+
+	if (!p)
+		return tv__alloc_with_status(size, status_off);
+	memcpy(&fl->head, p, sizeof(void *));
+	fl->n--;
+	memset(p, 0, status_off);
+	tv_status_ok((struct tv_status *)(void *)(p + status_off));
+	return p;
+}
+
+#define TV__FL_ALLOC(fl, type, member) \
+	((type *)tv__fl_alloc((fl), sizeof(type), offsetof(type, member)))
+
+static inline void tv__fl_free(struct tv__freelist *fl, void *p)
+{
+	if (!p)
+		return;
+	if (fl->n >= TV__FREELIST_MAX) {
+		free(p);
+		return;
+	}
+	memcpy(p, &fl->head, sizeof(void *));
+	fl->head = p;
+	fl->n++;
+}
+
+static inline void tv__fl_fini(struct tv__freelist *fl)
+{
+	while (fl->head) {
+		void *p = fl->head;
+
+		memcpy(&fl->head, p, sizeof(void *));
+		free(p);
+	}
+	fl->n = 0;
+}
+
+/*
+ * Tensor names: in the object's own buffer when short (most are), else
+ * on the heap.  0 or -ENOMEM; tv__name_free() undoes either.
+ */
+#define TV__NAME_INLINE 96
+
+static inline int tv__name_set(char **name_p, char *buf, const char *name,
+			       size_t len)
+{
+	char *p = buf;
+
+	if (len >= TV__NAME_INLINE) {
+		p = tv__strndup(name, len);
+		if (!p)
+			return -ENOMEM;
+	} else {
+		memcpy(buf, name, len);
+		buf[len] = '\0';
+	}
+	*name_p = p;
+	return 0;
+}
+
+static inline void tv__name_free(char *name, const char *buf)
+{
+	if (name != buf)
+		free(name);
 }
 
 /* 0 or an errno, like posix_memalign(). */

@@ -313,10 +313,18 @@ static int channel_post(struct tv_channel *ch, struct tv_vf_send_wr *wr)
 	return 0;
 }
 
+static void channel_ack_sent(struct tv_channel *ch, bool ridden)
+{
+	struct tv_engine_event ev = { 0 };
+
+	ch->engine->stats.acks_sent++;
+	ch->engine->stats.acks_ridden += ridden;
+	tv__emit(ch->engine, TV_EV_ACK_SEND, ch->peer_id, &ev);
+}
+
 static void channel_send_acks(struct tv_channel *ch)
 {
 	struct tv_vf_send_wr wr;
-	struct tv_engine_event ev = { 0 };
 	int ret;
 
 	while (ch->acks_owed && ch->sq_outstanding < ch->sq_depth &&
@@ -337,8 +345,7 @@ static void channel_send_acks(struct tv_channel *ch)
 			return;
 		}
 		ch->acks_owed--;
-		ch->engine->stats.acks_sent++;
-		tv__emit(ch->engine, TV_EV_ACK_SEND, ch->peer_id, &ev);
+		channel_ack_sent(ch, false);
 	}
 }
 
@@ -389,7 +396,7 @@ static int channel_send_one(struct tv_channel *ch, struct tv_txent *tx)
 	size_t len;
 	int ret;
 
-	memset(msg, 0, sizeof(*msg));
+	tv_wire_msg_clear(msg);
 	txent_encode(tx, msg);
 	ret = tv_wire_encode(msg, ch->tx_mem, ch->buf_bytes, &len);
 	assert(ret == 0); /* we only build valid messages */
@@ -456,6 +463,7 @@ int tv__channel_post_write(struct tv_channel *ch, struct tv_response *resp,
 	struct tv_engine_event ev = { 0 };
 	struct tv_vf_send_wr wr;
 	struct tv_vf_sge sge;
+	bool ride;
 	int ret;
 
 	assert(len <= resp->dst_bytes);
@@ -464,7 +472,13 @@ int tv__channel_post_write(struct tv_channel *ch, struct tv_response *resp,
 	/* Index, not pointer: wr_ids show in traces and the event hash. */
 	wr.wr_id = ((uint64_t)resp->index << 3) | TV_WRID_WRITE_TAG;
 	wr.opcode = TV_WR_RDMA_WRITE_WITH_IMM;
-	wr.imm_data = resp->index;
+	/*
+	 * An ACK we owe rides on the write: same order on the wire as a
+	 * separate ACK posted right after it, one packet fewer.
+	 */
+	ride = ch->ack_rider || ch->acks_owed;
+	assert(resp->index <= TV_IMM_MAX_REQUEST);
+	wr.imm_data = resp->index | (ride ? TV_IMM_ACK_FLAG : 0);
 	wr.remote_addr = resp->dst_addr;
 	wr.rkey = resp->dst_rkey;
 	if (len) {
@@ -488,6 +502,13 @@ int tv__channel_post_write(struct tv_channel *ch, struct tv_response *resp,
 	tv__emit(ch->engine, TV_EV_TENSOR_WRITE, ch->peer_id, &ev);
 	ch->engine->stats.tensor_writes++;
 	ch->engine->stats.tensor_bytes_written += len;
+	if (ride) {
+		if (ch->ack_rider)
+			ch->ack_rider = false;
+		else
+			ch->acks_owed--;
+		channel_ack_sent(ch, true);
+	}
 	return 0;
 }
 
@@ -571,8 +592,12 @@ static void channel_on_message(struct tv_channel *ch, uint32_t byte_len)
 	 * buffer (parse-before-ACK is what matters), and a tensor write the
 	 * dispatch posts goes on the wire ahead of the ACK.
 	 */
+	ch->ack_rider = true;
 	channel_dispatch(ch, msg);
-	ch->acks_owed++;
+	if (ch->ack_rider) { /* no write took it: an ACK of its own */
+		ch->ack_rider = false;
+		ch->acks_owed++;
+	}
 	channel_send_acks(ch);
 }
 
@@ -600,9 +625,18 @@ static void channel_dispatch(struct tv_channel *ch, const struct tv_msg *msg)
 	}
 }
 
-static void channel_on_recv(struct tv_channel *ch, const struct tv_vf_wc *wc)
+static void channel_on_ack(struct tv_channel *ch)
 {
 	struct tv_engine_event ev = { 0 };
+
+	ch->engine->stats.acks_recv++;
+	tv__emit(ch->engine, TV_EV_ACK_RECV, ch->peer_id, &ev);
+	ch->tx_remote_busy = false;
+	tv__response_acked(ch);
+}
+
+static void channel_on_recv(struct tv_channel *ch, const struct tv_vf_wc *wc)
+{
 	int ret;
 
 	assert(ch->rq_posted > 0);
@@ -630,12 +664,13 @@ static void channel_on_recv(struct tv_channel *ch, const struct tv_vf_wc *wc)
 	if (wc->imm_data == TV_IMM_MESSAGE) {
 		channel_on_message(ch, wc->byte_len);
 	} else if (wc->imm_data == TV_IMM_ACK) {
-		ch->engine->stats.acks_recv++;
-		tv__emit(ch->engine, TV_EV_ACK_RECV, ch->peer_id, &ev);
-		ch->tx_remote_busy = false;
-		tv__response_acked(ch);
+		channel_on_ack(ch);
 	} else {
-		tv__request_on_write(ch, wc->imm_data, wc->byte_len);
+		/* The write first, then the ACK it carries: wire order. */
+		tv__request_on_write(ch, tv_imm_index(wc->imm_data),
+				     wc->byte_len);
+		if (wc->imm_data & TV_IMM_ACK_FLAG)
+			channel_on_ack(ch);
 	}
 }
 
@@ -860,6 +895,7 @@ int tv_channel_reset(struct tv_channel *ch)
 	ch->tx_local_busy = false;
 	ch->tx_remote_busy = false;
 	ch->acks_owed = 0;
+	ch->ack_rider = false;
 	ch->sq_outstanding = 0;
 	ch->rq_posted = 0;
 	ch->connected = false;

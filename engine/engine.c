@@ -126,6 +126,8 @@ int tv_engine_destroy(struct tv_engine *e)
 	tv_vf_dealloc_pd(e->pd);
 	tv_hmap_fini(&e->tag_waiters);
 	tv_hmap_fini(&e->tags);
+	tv__fl_fini(&e->free_requests);
+	tv__fl_fini(&e->free_responses);
 	free(e->channels);
 	free(e);
 	return 0;
@@ -185,7 +187,7 @@ struct tv_tag *tv__tag_take(struct tv_engine *e, uint64_t step_id,
 void tv__tag_free(struct tv_tag *tag)
 {
 	tv_tensor_unref(tag->tensor);
-	free(tag->name);
+	tv__name_free(tag->name, tag->name_buf);
 	free(tag);
 }
 
@@ -213,11 +215,10 @@ static int engine_put(struct tv_engine *e, uint64_t step_id, const char *name,
 
 	if (tag_find(e, step_id, name, len))
 		return -EEXIST;
-	tag = tv__calloc(1, sizeof(*tag));
+	tag = TV__ALLOC_WITH_STATUS(struct tv_tag, status);
 	if (!tag)
 		return -ENOMEM;
-	tag->name = tv__strndup(name, len);
-	if (!tag->name) {
+	if (tv__name_set(&tag->name, tag->name_buf, name, len)) {
 		free(tag);
 		return -ENOMEM;
 	}

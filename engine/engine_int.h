@@ -103,6 +103,7 @@ struct tv_request {
 	enum tv_placement place;
 	tv_recv_done_fn done;
 	void *arg;
+	char name_buf[TV__NAME_INLINE]; /* name, when it fits */
 	/* What we believe the tensor is (cache) and where it goes. */
 	bool meta_valid;
 	struct tv_meta meta;
@@ -116,7 +117,7 @@ struct tv_request {
 	uint64_t dst_bytes;
 	bool has_checksum;
 	uint64_t checksum;
-	struct tv_status fail;     /* why, for TV_REQ_ABANDON */
+	struct tv_status fail;     /* why, for TV_REQ_ABANDON; last (alloc.h) */
 };
 
 /* ---- sender side: one per request received --------------------------- */
@@ -140,6 +141,7 @@ struct tv_response {
 	uint64_t step_id;
 	char *name;
 	uint16_t name_len;
+	char name_buf[TV__NAME_INLINE]; /* name, when it fits */
 	/* From the request. */
 	bool req_meta_valid;
 	struct tv_meta req_meta;
@@ -155,7 +157,7 @@ struct tv_response {
 	bool has_clone;            /* staged copy / serialized proto */
 	struct tv_pool_buf clone;
 	uint64_t checksum;
-	struct tv_status status;   /* for ERROR_STATUS */
+	struct tv_status status;   /* for ERROR_STATUS; last (alloc.h) */
 };
 
 /* ---- the tag table: (step_id, name) -> tensor or waiting response ----- */
@@ -166,7 +168,8 @@ struct tv_tag {
 	char *name;
 	uint16_t name_len;
 	struct tv_tensor *tensor;  /* NULL: an error was published */
-	struct tv_status status;
+	char name_buf[TV__NAME_INLINE]; /* name, when it fits */
+	struct tv_status status;   /* last (alloc.h) */
 };
 
 /* ---- channels -------------------------------------------------------- */
@@ -203,6 +206,8 @@ struct tv_channel {
 	bool tx_remote_busy;
 	struct tv_list tx_queue;   /* struct tv_txent */
 	uint32_t acks_owed;        /* ACKs waiting for a send-queue slot */
+	bool ack_rider;            /* the message in dispatch is not ACKed yet:
+				      a tensor write it posts carries the ACK */
 	uint32_t sq_outstanding;
 	uint32_t sq_depth;
 	uint32_t rq_posted;
@@ -248,6 +253,8 @@ struct tv_engine {
 	struct tv_hmap tag_waiters;   /* responses waiting for a tensor */
 	struct tv_list deadlines;     /* requests with a deadline, FIFO */
 	/* Scratch: a received message stays intact while callbacks send. */
+	struct tv__freelist free_requests;
+	struct tv__freelist free_responses;
 	struct tv_msg rx_msg;         /* decode */
 	struct tv_msg tx_msg;         /* encode */
 	struct tv_engine_stats stats;

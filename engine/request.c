@@ -204,8 +204,8 @@ static void request_finish(struct tv_request *req, const struct tv_status *st,
 	tv__emit(e, TV_EV_RECV_DONE, ch->peer_id, &ev);
 	if (req->done)
 		req->done(req->arg, st, result);
-	free(req->name);
-	free(req);
+	tv__name_free(req->name, req->name_buf);
+	tv__fl_free(&e->free_requests, req);
 	/* The credit it held may let a waiting request go. */
 	if (credit)
 		tv__request_grant_credits(ch);
@@ -273,12 +273,11 @@ int tv__request_start(struct tv_channel *ch, uint64_t step_id,
 	struct tv_engine *e = ch->engine;
 	struct tv_request *req;
 
-	req = tv__calloc(1, sizeof(*req));
+	req = TV__FL_ALLOC(&e->free_requests, struct tv_request, fail);
 	if (!req)
 		return -ENOMEM;
-	req->name = tv__strndup(name, name_len);
-	if (!req->name) {
-		free(req);
+	if (tv__name_set(&req->name, req->name_buf, name, name_len)) {
+		tv__fl_free(&e->free_requests, req);
 		return -ENOMEM;
 	}
 	req->ch = ch;

@@ -52,8 +52,8 @@ void tv__response_free(struct tv_response *resp)
 		tv_pool_free(e->pool, &resp->clone);
 	assert(e->stats.live_responses > 0);
 	e->stats.live_responses--;
-	free(resp->name);
-	free(resp);
+	tv__name_free(resp->name, resp->name_buf);
+	tv__fl_free(&e->free_responses, resp);
 }
 
 static void response_send_error(struct tv_response *resp,
@@ -264,12 +264,11 @@ void tv__response_on_request(struct tv_channel *ch, const struct tv_msg *msg)
 				 ch->peer_id, msg->request_index);
 		return;
 	}
-	resp = tv__calloc(1, sizeof(*resp));
-	if (resp)
-		resp->name = tv__strndup(msg->name, msg->name_len);
-	if (!resp || !resp->name) {
+	resp = TV__FL_ALLOC(&e->free_responses, struct tv_response, status);
+	if (!resp || tv__name_set(&resp->name, resp->name_buf, msg->name,
+				  msg->name_len)) {
 		/* Cannot even answer: the request would hang, so fail loudly. */
-		free(resp);
+		tv__fl_free(&e->free_responses, resp);
 		tv__channel_fail(ch, TV_RESOURCE_EXHAUSTED,
 				 "no memory for a response to node %u",
 				 ch->peer_id);

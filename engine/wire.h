@@ -17,10 +17,37 @@
 
 #define TV_WIRE_VERSION 1
 
-/* Immediate values (host order in the facade). */
+/*
+ * Immediate values (host order in the facade).  A tensor write's immediate
+ * is the request index, with TV_IMM_ACK_FLAG set when the write also
+ * acknowledges the last message its sender parsed (the ACK rides on the
+ * write instead of being a write of its own: one packet fewer per fetch).
+ * Indexes stop below 0x7FFFFFFE so that flag | index never reads as a
+ * message or an ACK.
+ */
 #define TV_IMM_MESSAGE 0xFFFFFFFFu
 #define TV_IMM_ACK 0xFFFFFFFEu
-#define TV_IMM_MAX_REQUEST 0xFFFFFFFDu /* tensor writes: 0..this */
+#define TV_IMM_ACK_FLAG 0x80000000u
+#define TV_IMM_MAX_REQUEST 0x7FFFFFFDu /* tensor writes: 0..this */
+
+/* A tensor write's immediate (either ACK flag); else a message or an ACK. */
+static inline int tv_imm_is_write(uint32_t imm)
+{
+	return imm != TV_IMM_MESSAGE && imm != TV_IMM_ACK;
+}
+
+/* The request index of a tensor write's immediate. */
+static inline uint32_t tv_imm_index(uint32_t imm)
+{
+	return imm & ~TV_IMM_ACK_FLAG;
+}
+
+/* Does this immediate acknowledge a message: an ACK, or a write with one? */
+static inline int tv_imm_acks(uint32_t imm)
+{
+	return imm == TV_IMM_ACK ||
+	       (tv_imm_is_write(imm) && (imm & TV_IMM_ACK_FLAG));
+}
 
 /* Message types: the values of the original code. */
 enum tv_msg_type {
@@ -55,8 +82,15 @@ struct tv_msg {
 	struct tv_meta meta;        /* tv_meta_validate() holds when valid */
 	uint8_t has_checksum;
 	uint64_t checksum;
-	struct tv_status status;
+	struct tv_status status;    /* last: see tv_wire_msg_clear() */
 };
+
+/*
+ * Every field zero, the status an empty TV_OK: what memset() would give,
+ * without writing the status's 2 KiB of text buffers (a message is cleared
+ * for every send and receive).
+ */
+void tv_wire_msg_clear(struct tv_msg *msg);
 
 /* Largest encoding of any message: the size of a message buffer. */
 size_t tv_wire_max_bytes(void);

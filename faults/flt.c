@@ -17,8 +17,9 @@
 #include "flt_priv.h"
 
 static const struct tv_flt_point_info points[] = {
-	{ "vf/ack/drop", "an ACK write is lost: posted as a zero-length "
-	  "write without immediate, the peer never sees it", NULL, false },
+	{ "vf/ack/drop", "an ACK is lost: an ACK write is posted as a "
+	  "zero-length write without immediate; an ACK riding on a tensor "
+	  "write loses its flag, the data still lands", NULL, false },
 	{ "vf/msg/drop/TENSOR_REQUEST", "a TENSOR_REQUEST message is lost",
 	  NULL, false },
 	{ "vf/msg/drop/META_DATA_UPDATE", "a META_DATA_UPDATE message is "
@@ -27,9 +28,10 @@ static const struct tv_flt_point_info points[] = {
 	  "lost", NULL, false },
 	{ "vf/msg/drop/ERROR_STATUS", "an ERROR_STATUS message is lost",
 	  NULL, false },
-	{ "vf/write/drop", "a tensor write (imm = request index) is lost",
-	  NULL, true },
-	{ "vf/write/dup", "a tensor write is delivered twice", NULL, false },
+	{ "vf/write/drop", "a tensor write (imm = request index) is lost, "
+	  "with any ACK riding on it", NULL, true },
+	{ "vf/write/dup", "a tensor write is delivered twice (the extra copy "
+	  "carries no ACK)", NULL, false },
 	{ "vf/qp/error", "the QP moves to ERR just before a post (as after "
 	  "retry exceeded): outstanding work flushes", NULL, false },
 	{ "vf/reg_mr/fail", "memory registration fails", "errno (default "

@@ -17,9 +17,7 @@
 
 #include <tensorverbs/faults.h>
 
-/* The protocol's immediates (engine/wire.h): ACK, message, tensor write. */
-#define IMM_ACK 0xFFFFFFFEu
-#define IMM_MESSAGE 0xFFFFFFFFu
+#include "wire.h" /* the protocol's immediates: ACK, message, tensor write */
 
 struct flt_dev {
 	struct tv_vf_device base;
@@ -296,13 +294,22 @@ static bool wr_dropped(const struct tv_vf_send_wr *wr)
 
 	if (wr->opcode != TV_WR_RDMA_WRITE_WITH_IMM)
 		return false;
-	if (wr->imm_data == IMM_ACK)
+	if (wr->imm_data == TV_IMM_ACK)
 		fiu_do_on("vf/ack/drop", fire = true);
-	else if (wr->imm_data == IMM_MESSAGE)
+	else if (wr->imm_data == TV_IMM_MESSAGE)
 		fire = msg_dropped(wr);
 	else
 		fiu_do_on("vf/write/drop", fire = true);
 	return fire;
+}
+
+/* An ACK riding on a tensor write is lost alone: the write still lands. */
+static void ride_dropped(struct tv_vf_send_wr *wr)
+{
+	if (wr->opcode == TV_WR_RDMA_WRITE_WITH_IMM &&
+	    tv_imm_is_write(wr->imm_data) &&
+	    (wr->imm_data & TV_IMM_ACK_FLAG))
+		fiu_do_on("vf/ack/drop", wr->imm_data &= ~TV_IMM_ACK_FLAG);
 }
 
 /* Post one WR of the caller's chain, as it is or as its fault says. */
@@ -323,15 +330,20 @@ static int post_one(struct flt_qp *qp, const struct tv_vf_send_wr *orig)
 		wr.sg_list = NULL;
 		wr.imm_data = 0;
 	} else if (wr.opcode == TV_WR_RDMA_WRITE_WITH_IMM &&
-		   wr.imm_data < IMM_ACK) {
+		   tv_imm_is_write(wr.imm_data)) {
+		ride_dropped(&wr);
 		fiu_do_on("vf/write/dup", dup = true);
 	}
 	if (dup) {
 		struct tv_vf_send_wr twin = wr;
 
-		/* The extra copy is unsignaled and its completions are ours. */
+		/*
+		 * The extra copy is unsignaled and its completions are ours.
+		 * It is the data landing twice, not a second ACK.
+		 */
 		twin.send_flags &= ~(uint32_t)TV_SEND_SIGNALED;
 		twin.wr_id = FLT_TWIN_WRID;
+		twin.imm_data = tv_imm_index(twin.imm_data);
 		ret = tv_vf_post_send(qp->inner, &twin, &bad);
 		if (ret)
 			return ret;

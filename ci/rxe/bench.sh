@@ -16,7 +16,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 if [ -z "${RXE_DEV1:-}" ]; then
-	exec bash "$here/vm.sh" --devices 2 --mem 2048 \
+	exec bash "$here/vm.sh" --devices 2 --mem 2048 --env BENCH_SIZES \
+		--env BENCH_BYTES --env BENCH_LAT_ITERS --env BENCH_ARGS \
 		--timeout "${RXE_BENCH_VM_TIMEOUT:-900}" -- bash "$here/bench.sh" "$@"
 fi
 

@@ -193,8 +193,9 @@ struct tv_engine_stats {
 	uint64_t recvs_failed;
 	uint64_t msgs_sent[4];    /* by wire message type */
 	uint64_t msgs_recv[4];
-	uint64_t acks_sent;
+	uint64_t acks_sent;       /* all ACKs, riding on writes or not */
 	uint64_t acks_recv;
+	uint64_t acks_ridden;     /* of acks_sent: carried by a tensor write */
 	uint64_t tensor_writes;
 	uint64_t tensor_bytes_written;
 	uint64_t zero_copy_writes; /* straight from the sender's buffer */

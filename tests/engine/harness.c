@@ -90,8 +90,8 @@ static void h_sim_observe(void *arg, const struct tv_sim_event *ev)
 	struct h_adv *a;
 
 	if (ev->kind == TV_SIM_EV_DELIVER && ev->has_imm &&
-	    ev->imm <= TV_IMM_MAX_REQUEST) {
-		a = adv_find(w, ev->node, ev->peer, ev->imm);
+	    tv_imm_is_write(ev->imm)) {
+		a = adv_find(w, ev->node, ev->peer, tv_imm_index(ev->imm));
 		w->writes_checked++;
 		if (!a || ev->length > a->length ||
 		    (ev->length && (ev->remote_addr < a->addr ||

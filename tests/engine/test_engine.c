@@ -75,6 +75,17 @@ START_TEST(cached_metadata_writes_zero_copy)
 	ck_assert_uint_eq(s1.msgs_sent[TV_MSG_TENSOR_REQUEST], 3);
 	ck_assert_uint_eq(s1.msgs_sent[TV_MSG_TENSOR_RE_REQUEST], 1);
 	ck_assert_uint_eq(s0.zero_copy_writes, 2);
+	/*
+	 * Node 0 ACKs 3 requests and the RE_REQUEST: the first request's
+	 * ACK goes alone (a META_DATA_UPDATE answers it), the other three
+	 * ride on the tensor writes.  Node 1's one ACK (of the update) is
+	 * alone: it writes no tensors.
+	 */
+	ck_assert_uint_eq(s0.acks_sent, 4);
+	ck_assert_uint_eq(s0.acks_ridden, 3);
+	ck_assert_uint_eq(s1.acks_sent, 1);
+	ck_assert_uint_eq(s1.acks_ridden, 0);
+	ck_assert_uint_eq(s1.acks_recv, 4);
 	/* One pool block registered per side, not one MR per tensor. */
 	ck_assert_uint_eq(s1.pool_blocks, 1);
 	h_world_free(w);
@@ -433,7 +444,7 @@ END_TEST
 static void corrupt_hook(struct h_world *w, const struct tv_sim_event *ev)
 {
 	if (ev->kind == TV_SIM_EV_DELIVER && ev->has_imm &&
-	    ev->imm <= TV_IMM_MAX_REQUEST && ev->length)
+	    tv_imm_is_write(ev->imm) && ev->length)
 		((uint8_t *)(uintptr_t)ev->remote_addr)[0] ^= 0x5a;
 }
 

@@ -360,7 +360,7 @@ static void stall_then_fail(struct h_world *w, const struct tv_sim_event *ev)
 		return;
 	if (stall_state == 0 && ev->node == 1 &&
 	    ev->opcode == TV_WC_RECV_RDMA_WITH_IMM &&
-	    ev->imm <= TV_IMM_MAX_REQUEST) {
+	    tv_imm_is_write(ev->imm)) {
 		tv_sim_set_progress(w->sim, 1, NULL, NULL); /* not handled */
 		stall_state = 1;
 	} else if (stall_state == 1 && ev->node == 0 &&

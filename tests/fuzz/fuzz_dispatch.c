@@ -428,7 +428,7 @@ static uint32_t fz_pick_index(struct fz_world *w, struct fz_cur *c)
 
 static uint32_t fz_imm(struct fz_world *w, struct fz_cur *c)
 {
-	switch (fz_u8(c) % 6) {
+	switch (fz_u8(c) % 7) {
 	case 0:
 		return TV_IMM_MESSAGE;
 	case 1:
@@ -439,6 +439,8 @@ static uint32_t fz_imm(struct fz_world *w, struct fz_cur *c)
 		return fz_pick_index(w, c) + 1;
 	case 4:
 		return TV_IMM_MAX_REQUEST;
+	case 5: /* a write carrying an ACK nobody is owed */
+		return fz_pick_index(w, c) | TV_IMM_ACK_FLAG;
 	default:
 		return fz_u32(c);
 	}
