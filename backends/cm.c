@@ -359,7 +359,8 @@ int tv_cm_attach(struct tv_cm *cm, struct tv_engine *engine, char *msg,
 
 	if (!cm || !engine || cm->engine)
 		return -EINVAL;
-	dev = tv_engine_device(engine);
+	/* Under the fault layer, if the engine's device is wrapped. */
+	dev = tv_vf_base_device(tv_engine_device(engine));
 	if (tv_ibv_device_config(dev, &cfg)) {
 		emsg(msg, msg_cap, "the engine's device is not an ibverbs one");
 		return -EINVAL;

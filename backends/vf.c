@@ -115,6 +115,12 @@ static int stub_wake_at(struct tv_vf_device *dev, uint64_t deadline_ns)
 	return -EOPNOTSUPP;
 }
 
+static struct tv_vf_device *stub_inner(struct tv_vf_device *dev)
+{
+	(void)dev;
+	return NULL; /* not a layer: the device is the backend's own */
+}
+
 static int stub_wait(struct tv_vf_device *dev, uint64_t deadline_ns)
 {
 	return -EOPNOTSUPP;
@@ -142,6 +148,7 @@ const struct tv_vf_ops tv_vf_stub_ops = {
 	.now_ns = stub_now_ns,
 	.wake_at = stub_wake_at,
 	.wait = stub_wait,
+	.inner = stub_inner,
 };
 
 /* Copy one op from the stub table when the backend left it NULL. */
@@ -173,6 +180,7 @@ void tv_vf_ops_fill_stubs(struct tv_vf_ops *ops)
 	FILL(now_ns);
 	FILL(wake_at);
 	FILL(wait);
+	FILL(inner);
 }
 
 const char *tv_vf_wc_status_str(enum tv_vf_wc_status status)

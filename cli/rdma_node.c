@@ -8,6 +8,7 @@
 
 #ifdef TV_HAVE_RDMACM
 #include <tensorverbs/cm.h>
+#include <tensorverbs/faults.h>
 #include <tensorverbs/ibverbs.h>
 
 /* RDMA_* syntax, then against the machine: unknown device, bad MTU ... */
@@ -40,7 +41,7 @@ static int open_engine(struct rnode *n, const struct rnode_opts *o, char *msg,
 	int ret;
 
 	tv_engine_config_default(&ec);
-	tv_ibv_device_config(n->dev, &ic);
+	tv_ibv_device_config(n->base, &ic);
 	ec.node_id = o->id;
 	ec.queue_depth = o->queue_depth ? o->queue_depth : ic.queue_depth;
 	if (o->pool_block_bytes)
@@ -53,7 +54,7 @@ static int open_engine(struct rnode *n, const struct rnode_opts *o, char *msg,
 		ec.max_retries = o->max_retries;
 	ec.observe = o->observe;
 	ec.observe_ctx = o->observe_ctx;
-	tv_ibv_connect_cfg(n->dev, &ec.connect);
+	tv_ibv_connect_cfg(n->base, &ec.connect);
 	if (o->reconnect) {
 		ec.reconnect = tv_cm_reconnect;
 		ec.reconnect_ctx = n->cm;
@@ -89,10 +90,20 @@ int rnode_open(struct rnode *n, const struct rnode_opts *o, char *msg,
 		return ret;
 	ret = tv_cm_ibv_config(n->cm, &env, msg, cap, &cfg);
 	if (!ret)
-		ret = tv_ibv_open(&cfg, msg, cap, &n->dev);
+		ret = tv_ibv_open(&cfg, msg, cap, &n->base);
 	if (ret)
 		goto fail;
+	n->dev = n->base;
 	snprintf(n->dev_name, sizeof(n->dev_name), "%s", cfg.device);
+	/* The fault layer goes between the engine and the device. */
+	if (o->flt) {
+		ret = tv_flt_wrap(o->flt, n->base, &n->dev);
+		if (ret) {
+			n->dev = NULL;
+			snprintf(msg, cap, "tv_flt_wrap: %s", strerror(-ret));
+			goto fail;
+		}
+	}
 	ret = open_engine(n, o, msg, cap);
 	if (!ret)
 		ret = tv_cm_attach(n->cm, n->engine, msg, cap);
@@ -112,8 +123,10 @@ int rnode_close(struct rnode *n)
 	tv_cm_close(n->cm);
 	if (n->engine)
 		ret = tv_engine_destroy(n->engine);
-	if (n->dev && !ret)
-		tv_ibv_close(n->dev);
+	if (!ret && n->dev && n->dev != n->base)
+		tv_flt_unwrap(n->dev);
+	if (n->base && !ret)
+		tv_ibv_close(n->base);
 	tv_cm_destroy(n->cm);
 	memset(n, 0, sizeof(*n));
 	return ret;

@@ -17,6 +17,7 @@
 #include <tensorverbs/engine.h>
 
 struct tv_cm;
+struct tv_flt;
 
 struct rnode_opts {
 	uint32_t id;
@@ -34,12 +35,14 @@ struct rnode_opts {
 	uint32_t max_retries;      /* 0: the engine's default */
 	tv_engine_observe_fn observe;
 	void *observe_ctx;
+	struct tv_flt *flt;        /* wrap the device with it (faults.h) */
 };
 
 struct rnode {
 	uint32_t id;
 	struct tv_cm *cm;
-	struct tv_vf_device *dev;
+	struct tv_vf_device *dev;   /* the engine's: the fault layer's if any */
+	struct tv_vf_device *base;  /* the ibverbs device under it */
 	struct tv_engine *engine;
 	char dev_name[64];
 };

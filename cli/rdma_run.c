@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "coord.h"
 #include "fill.h"
+#include "rdma_faults.h"
 #include "rdma_node.h"
 #include "rdma_run.h"
 
@@ -27,6 +28,8 @@
 #include <tensorverbs/cm.h>
 
 #define RR_STATS_N (sizeof(struct tv_engine_stats) / sizeof(uint64_t))
+/* What each node reports at the end: its engine stats, its fault firings. */
+#define RR_REPORT_N (RR_STATS_N + RR_FAULT_SLOTS)
 
 struct rr;
 
@@ -41,6 +44,7 @@ struct rr {
 	const struct scenario *sc;
 	const struct rr_opts *o;
 	struct rnode n;
+	struct rr_faults flt;
 	struct coord co;
 	bool co_ready;
 	struct failures fails;
@@ -61,8 +65,19 @@ struct rr {
 	uint64_t recvs_err;
 	uint64_t bytes_ok;
 	uint64_t channel_errors;
+	uint64_t fault_fires;      /* by this process's injector */
 	char dev_name[64];
 };
+
+/*
+ * Channel failures are part of the run, to be recovered from: a dropped
+ * connection (--inject-disconnect) or injected faults.
+ */
+static bool rr_recovering(const struct rr *r)
+{
+	return r->o->inject_disconnect_step || r->o->fiu_ctrl ||
+	       json_array_size(r->o->faults);
+}
 
 static uint64_t wall_ns(void)
 {
@@ -124,7 +139,7 @@ static void rr_observe(void *ctx, const struct tv_engine_event *ev)
 		r->channel_errors++;
 		vlog(r, "channel to node %u failed: %s", ev->peer,
 		     ev->name ? ev->name : "?");
-		if (!r->o->inject_disconnect_step)
+		if (!rr_recovering(r))
 			failures_add(&r->fails, FK_ERROR, "channel to node %u failed: "
 				     "%s", ev->peer, ev->name ? ev->name : "?");
 	}
@@ -706,10 +721,32 @@ static void check_stats(struct rr *r, int64_t node,
 }
 
 /* Node 0: the expectations over every node, from everyone's STATS. */
-static void check_all_nodes(struct rr *r)
+/* expect_faults against every process's firings together. */
+static void check_fires(struct rr *r, const uint64_t fires[RR_FAULT_SLOTS])
+{
+	const struct tv_flt_point_info *pts;
+	size_t npts;
+
+	pts = tv_flt_points(&npts);
+	for (size_t i = 0; i < r->sc->nfault_expects; i++) {
+		const struct sc_fault_expect *fe = &r->sc->fault_expects[i];
+		uint64_t n = 0;
+
+		for (size_t p = 0; p < npts && p < RR_FAULT_SLOTS; p++)
+			if (!strcmp(pts[p].name, fe->point))
+				n = fires[p];
+		if (n < fe->min || n > fe->max)
+			failures_add(&r->fails, FK_EXPECT, "expect_faults %s: fired "
+				     "%" PRIu64 " times on all nodes, expected %"
+				     PRIu64 "..%" PRIu64, fe->point, n, fe->min,
+				     fe->max);
+	}
+}
+
+static void check_all_nodes(struct rr *r, bool with_stats)
 {
 	struct tv_engine_stats sum;
-	uint64_t *d = (uint64_t *)(void *)&sum;
+	uint64_t *d = (uint64_t *)(void *)&sum, fires[RR_FAULT_SLOTS] = { 0 };
 
 	memset(&sum, 0, sizeof(sum));
 	for (uint32_t n = 0; n < r->sc->nodes; n++) {
@@ -721,8 +758,12 @@ static void check_all_nodes(struct rr *r)
 		}
 		for (size_t i = 0; i < RR_STATS_N; i++)
 			d[i] += s[i];
+		for (size_t i = 0; i < RR_FAULT_SLOTS; i++)
+			fires[i] += s[RR_STATS_N + i];
 	}
-	check_stats(r, -1, &sum, true);
+	if (with_stats)
+		check_stats(r, -1, &sum, true);
+	check_fires(r, fires);
 }
 
 static void check_end(struct rr *r)
@@ -744,14 +785,25 @@ static void check_end(struct rr *r)
 				     "channel to node %u was never reset", j);
 		return;
 	}
+	/*
+	 * Faults: retries change message counts, and each process counts its
+	 * own hits (rdma_faults.h).  Every recv still had to pass; node 0
+	 * checks expect_faults over all nodes.
+	 */
+	if (rr_recovering(r)) {
+		if (r->o->node == 0)
+			check_all_nodes(r, false);
+		return;
+	}
 	check_stats(r, r->o->node, &st, false);
 	if (r->o->node == 0)
-		check_all_nodes(r);
+		check_all_nodes(r, true);
 }
 
 static int finish(struct rr *r)
 {
 	struct tv_engine_stats st;
+	uint64_t report[RR_REPORT_N];
 	int ret;
 
 	ret = wait_for(r, cond_local_done, 0, "this node's recvs and writes");
@@ -759,10 +811,13 @@ static int finish(struct rr *r)
 		return ret;
 	/* Everything of ours is done: a peer's DREQ no longer hurts. */
 	r->ending = true;
+	rr_faults_stop(&r->flt);
 	tv_cm_quiesce(r->n.cm);
 	tv_engine_stats(r->n.engine, &st);
 	_Static_assert(sizeof(st) % sizeof(uint64_t) == 0, "stats: uint64s");
-	ret = coord_send_stats(&r->co, (const uint64_t *)(const void *)&st);
+	memcpy(report, &st, sizeof(st));
+	rr_faults_fires(&r->flt, report + RR_STATS_N);
+	ret = coord_send_stats(&r->co, report);
 	if (!ret)
 		ret = barrier(r, "the other nodes to finish");
 	if (ret)
@@ -822,6 +877,13 @@ static int rr_open(struct rr *r, char *msg, size_t cap)
 	no.validate_checksum = r->sc->validate_checksum;
 	no.observe = rr_observe;
 	no.observe_ctx = r;
+	ret = rr_faults_init(&r->flt, r->o->faults_node < 0 ||
+					      r->o->faults_node == r->o->node ?
+				     r->o->faults : NULL,
+			     r->o->seed, r->o->fiu_ctrl, msg, cap);
+	if (ret)
+		return ret;
+	no.flt = r->flt.flt;
 	ret = rnode_open(&r->n, &no, msg, cap);
 	if (ret)
 		return ret;
@@ -829,7 +891,7 @@ static int rr_open(struct rr *r, char *msg, size_t cap)
 	snprintf(r->dev_name, sizeof(r->dev_name), "%s", r->n.dev_name);
 	ret = coord_init(&r->co, r->o->node, r->sc->nodes,
 			 (const struct sockaddr *)&r->o->addrs[0],
-			 r->o->fingerprint, RR_STATS_N, msg, cap);
+			 r->o->fingerprint, RR_REPORT_N, msg, cap);
 	if (ret)
 		return ret;
 	r->co_ready = true;
@@ -844,6 +906,14 @@ static int rr_steps(struct rr *r)
 		ret = wait_for(r, cond_joined, 0, "every node to join");
 	if (!ret)
 		ret = barrier(r, "the other nodes to start");
+	/* Faults hit the workload, not the connecting (as on the simulator). */
+	if (!ret) {
+		char msg[256];
+
+		ret = rr_faults_start(&r->flt, msg, sizeof(msg));
+		if (ret)
+			failures_add(&r->fails, FK_RUNNER, "%s", msg);
+	}
 	vlog(r, "start: %zu time points, %zu recvs here", r->ntimes,
 	     r->recvs_local);
 	for (size_t i = 0; !ret && i < r->ntimes; i++)
@@ -861,11 +931,12 @@ static void rr_summary(struct rr *r, int rc, double secs)
 	failures_print(&r->fails, stdout);
 	printf("serve: %s node %u on %s: %s: %zu/%zu recvs done (%" PRIu64
 	       " ok, %s; %" PRIu64 " with an error status), %zu time points, "
-	       "%" PRIu64 " channel errors, %.2f s\n", r->sc->name,
+	       "%" PRIu64 " channel errors, %" PRIu64 " faults fired here, "
+	       "%.2f s\n", r->sc->name,
 	       r->o->node, r->dev_name[0] ? r->dev_name : "?",
 	       rc == CLI_EXIT_OK ? "PASS" : "FAIL", r->recvs_done,
 	       r->recvs_local, r->recvs_ok, b, r->recvs_err, r->ntimes,
-	       r->channel_errors, secs);
+	       r->channel_errors, r->fault_fires, secs);
 	fflush(stdout);
 }
 
@@ -908,7 +979,9 @@ int rr_run(const struct scenario *sc, const struct rr_opts *o)
 close:
 	if (r.co_ready)
 		coord_fini(&r.co);
+	r.fault_fires = r.flt.flt ? tv_flt_total_fires(r.flt.flt) : 0;
 	ret = rnode_close(&r.n);
+	rr_faults_free(&r.flt); /* after the unwrap in rnode_close() */
 	if (ret) {
 		failures_add(&r.fails, FK_LEAK, "tv_engine_destroy: %s (tensors still "
 			     "referenced)", strerror(-ret));

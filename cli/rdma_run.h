@@ -34,6 +34,9 @@ struct rr_opts {
 	bool reconnect;
 	uint64_t ack_timeout_ms;   /* 0: the scenario's, else the engine's */
 	uint64_t inject_disconnect_step; /* 0: none */
+	json_t *faults;            /* the fault plan (rdma_faults.h), or NULL */
+	int64_t faults_node;       /* only that node arms it; < 0: every node */
+	bool fiu_ctrl;             /* libfiu remote control (fiu-ctrl) */
 	bool verbose;
 };
 

@@ -14,6 +14,8 @@
 #include "cli.h"
 #include "rdma_node.h"
 #include "rdma_run.h"
+#include "plan.h"
+#include "rdma_faults.h"
 #include "serve.h"
 
 #define SERVE_EXIT_SKIP 77 /* as automake and ctest count a skipped test */
@@ -39,21 +41,48 @@ static const char serve_usage[] =
 	"                         else 1000; emulated devices may need more)\n"
 	"  --inject-disconnect STEP  (tests) node 0 drops its connections\n"
 	"                         when step STEP starts; the run must recover\n"
+	"  --faults PLAN          inject faults (docs/faults.md), added to the\n"
+	"                         scenario's; vf/, engine/ and tv_pool/ points\n"
+	"                         act on real verbs, each process on its own hits\n"
+	"  --faults-node K        only node K arms the plan (every node still\n"
+	"                         expects failures and recovers)\n"
+	"  --fiu-ctrl             listen for fiu-ctrl(1) on $TMPDIR/fiu-ctrl-PID:\n"
+	"                         enable points in the running process\n"
 	"  --verbose              log every message, event and recv\n"
 	"exit status: 0 this node's part passed, 1 it failed, 2 bad usage,\n"
 	"scenario or RDMA_* configuration, 77 the scenario cannot run on\n"
 	"hardware (the reason is printed)\n";
 
+/* Faults: only points with a hardware equivalent (rdma_faults.h). */
+static int hw_faults_ok(json_t *plan, char *why, size_t cap)
+{
+	json_t *rule;
+	size_t i;
+
+	json_array_foreach(plan, i, rule) {
+		const char *point = json_string_value(
+			json_object_get(rule, "point"));
+
+		if (point && !rr_fault_point_on_hw(point)) {
+			snprintf(why, cap, "fault point '%s' exists only in "
+				 "the simulator", point);
+			return 0;
+		}
+	}
+	return 1;
+}
+
 /*
- * What a scenario may use on hardware.  Timing models, jitter, faults:
- * simulator only, so such a scenario is skipped, saying why.
+ * What a scenario may use on hardware.  Timing models, jitter, simulator
+ * fault points: simulator only, so such a scenario is skipped, saying why.
  */
 static int hw_applicable(const struct scenario *sc, json_t *root,
 			 char *why, size_t cap)
 {
 	static const char *const ok_keys[] = {
 		"name", "description", "seed", "nodes", "link", "sim",
-		"engine", "step_interval_ns", "steps", "expect_stats", NULL,
+		"engine", "step_interval_ns", "steps", "expect_stats",
+		"faults", "expect_faults", NULL,
 	};
 	const char *key;
 	json_t *v;
@@ -79,11 +108,12 @@ static int hw_applicable(const struct scenario *sc, json_t *root,
 		snprintf(why, cap, "sim.jitter_ns_max is simulator-only");
 		return 0;
 	}
-	return 1;
+	return hw_faults_ok(sc->faults, why, cap);
 }
 
 struct serve_args {
 	const char *path;
+	const char *faults_text;   /* --faults */
 	struct rr_opts o;
 	const char *addr_text;
 	bool have_node;
@@ -146,6 +176,10 @@ static int parse_opt(struct serve_args *a, int argc, char **argv, int *i)
 		a->o.reconnect = false;
 		return 0;
 	}
+	if (!strcmp(opt, "--fiu-ctrl")) {
+		a->o.fiu_ctrl = true;
+		return 0;
+	}
 	(*i)++;
 	if (!strcmp(opt, "--node")) {
 		ret = parse_num(opt, v, RR_MAX_NODES - 1, &x);
@@ -173,6 +207,12 @@ static int parse_opt(struct serve_args *a, int argc, char **argv, int *i)
 		a->o.retry_delay_ms = (uint32_t)x;
 	} else if (!strcmp(opt, "--ack-timeout-ms")) {
 		ret = parse_num(opt, v, 3600000, &a->o.ack_timeout_ms);
+	} else if (!strcmp(opt, "--faults-node")) {
+		ret = parse_num(opt, v, RR_MAX_NODES - 1, &x);
+		a->o.faults_node = (int64_t)x;
+	} else if (!strcmp(opt, "--faults")) {
+		a->faults_text = v;
+		ret = v ? 0 : -EINVAL;
 	} else if (!strcmp(opt, "--inject-disconnect")) {
 		ret = parse_num(opt, v, UINT64_MAX, &a->o.inject_disconnect_step);
 	} else {
@@ -192,6 +232,7 @@ static int parse_args(struct serve_args *a, int argc, char **argv)
 	memset(a, 0, sizeof(*a));
 	a->o.timeout_s = 120;
 	a->o.reconnect = true;
+	a->o.faults_node = -1;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(serve_usage, stdout);
@@ -252,6 +293,28 @@ static uint64_t fingerprint(const char *path, uint64_t seed)
 	return fp;
 }
 
+/* --faults extends the scenario's plan; its rules win per point. */
+static int apply_faults(const struct serve_args *a, struct scenario *sc)
+{
+	char err[PLAN_ERR_MAX];
+	json_t *plan;
+	int rc;
+
+	if (!a->faults_text)
+		return 0;
+	rc = plan_from_text(a->faults_text, &plan, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "tensorverbs serve: bad --faults: %s\n",
+			rc == -EINVAL ? err : strerror(-rc));
+		return rc;
+	}
+	rc = scenario_set_faults(sc, plan, false);
+	json_decref(plan);
+	if (rc)
+		fprintf(stderr, "tensorverbs serve: %s\n", strerror(-rc));
+	return rc;
+}
+
 /* 0: go on; else the exit status (skip, usage). */
 static int load(struct serve_args *a, struct scenario **sc_p)
 {
@@ -264,6 +327,8 @@ static int load(struct serve_args *a, struct scenario **sc_p)
 			a->path, err);
 		return CLI_EXIT_USAGE;
 	}
+	if (apply_faults(a, *sc_p))
+		return CLI_EXIT_USAGE;
 	root = json_load_file(a->path, JSON_ALLOW_NUL, NULL);
 	snprintf(why, sizeof(why), "cannot read it as JSON");
 	ok = root && hw_applicable(*sc_p, root, why, sizeof(why));
@@ -276,6 +341,7 @@ static int load(struct serve_args *a, struct scenario **sc_p)
 		return CLI_EXIT_USAGE;
 	if (!a->have_seed)
 		a->o.seed = (*sc_p)->seed;
+	a->o.faults = (*sc_p)->faults;
 	a->o.fingerprint = fingerprint(a->path, a->o.seed);
 	return 0;
 }

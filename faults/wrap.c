@@ -404,6 +404,11 @@ static int w_wait(struct tv_vf_device *dev, uint64_t deadline_ns)
 	return tv_vf_wait(inner_dev(dev), deadline_ns);
 }
 
+static struct tv_vf_device *w_inner(struct tv_vf_device *dev)
+{
+	return inner_dev(dev);
+}
+
 static const struct tv_vf_ops flt_ops = {
 	.name = "faults",
 	.query_device = w_query_device,
@@ -426,6 +431,7 @@ static const struct tv_vf_ops flt_ops = {
 	.now_ns = w_now_ns,
 	.wake_at = w_wake_at,
 	.wait = w_wait,
+	.inner = w_inner,
 };
 
 static uint64_t clock_of(void *ctx)

@@ -327,6 +327,11 @@ struct tv_vf_ops {
 	 * its event loop inside this call.
 	 */
 	int (*wait)(struct tv_vf_device *dev, uint64_t deadline_ns);
+	/*
+	 * A layer over another device (the fault layer): the device it wraps.
+	 * NULL (the stub) for a backend's own device.
+	 */
+	struct tv_vf_device *(*inner)(struct tv_vf_device *dev);
 };
 
 /* A table whose every op returns -EOPNOTSUPP (now_ns returns 0). */
@@ -340,6 +345,16 @@ const char *tv_vf_qp_state_str(enum tv_vf_qp_state state);
 int tv_vf_mtu_bytes(enum tv_vf_mtu mtu);
 
 /* ---- thin dispatchers ------------------------------------------------- */
+
+/* The backend's own device under any layers (tv_flt_wrap()). */
+static inline struct tv_vf_device *tv_vf_base_device(struct tv_vf_device *dev)
+{
+	struct tv_vf_device *in;
+
+	while (dev && dev->ops->inner && (in = dev->ops->inner(dev)))
+		dev = in;
+	return dev;
+}
 
 static inline int tv_vf_query_device(struct tv_vf_device *dev,
 				     struct tv_vf_device_attr *attr_p)

@@ -165,6 +165,88 @@ late
 run_scenario reconnect_cached "$cached" --inject-disconnect 2
 run_scenario reconnect_many "$repo/scenarios/many_concurrent.json" --inject-disconnect 2
 
+# ---- faults on real verbs (the fault layer over the ibverbs device) ------------
+# hw_fault NAME FILE K PLAN: node K arms PLAN for its own hits; the run must
+# pass with the fault fired (node K's summary) and a channel recovered from
+# it somewhere (a summary's "channel errors").
+hw_fault() {
+	local name=$1 file=$2 k=$3 plan=$4 j rc bad=0 pids=() cl
+	[ -n "$only" ] && [ "$only" != "$name" ] && return 0
+	port=$((port + 16))
+	cl=$(cluster 2 "$port")
+	for ((j = 1; j >= 0; j--)); do
+		RDMA_DEVICE=$(dev_of "$j") timeout -k 5 $((tmo + 20)) \
+			"$tv" serve "$file" --node "$j" --cluster "$cl" \
+			--timeout "$tmo" --ack-timeout-ms 2000 --faults "$plan" \
+			--faults-node "$k" >"$work/$name.$j.log" 2>&1 &
+		pids[j]=$!
+	done
+	for ((j = 0; j < 2; j++)); do
+		rc=0
+		wait "${pids[j]}" || rc=$?
+		[ "$rc" = 0 ] || bad=1
+	done
+	local fired errs
+	fired=$(sed -n 's/.* \([0-9]*\) faults fired here.*/\1/p' "$work/$name.$k.log" | tail -1)
+	errs=$(cat "$work/$name".[01].log | sed -n 's/.* \([0-9]*\) channel errors.*/\1/p' | awk '{s += $1} END {print s + 0}')
+	if [ "$bad" = 0 ] && [ "${fired:-0}" -ge 1 ] && [ "$errs" -ge 1 ]; then
+		result "$name" pass "($plan on node $k: fired ${fired}x, $errs channel errors recovered)"
+	else
+		result "$name" fail "(exits ok=$((1 - bad)), fired ${fired:-0}, channel errors $errs)"
+		tail -n 12 "$work/$name.0.log" "$work/$name.1.log"
+	fi
+}
+# A lost ACK: here the one riding on node 0's second tensor write.
+hw_fault hw_ack_drop "$cached" 0 "vf/ack/drop:nth=2,count=1"
+# A lost TENSOR_REQUEST (posted as an empty RDMA_WRITE): the ACK timeout.
+hw_fault hw_request_drop "$cached" 1 "vf/msg/drop/TENSOR_REQUEST:nth=2,count=1"
+# The QP moved to ERR with ibv_modify_qp before a post: work flushes.
+hw_fault hw_qp_error "$cached" 1 "vf/qp/error:nth=4,count=1"
+
+# fiu-ctrl(1) enables a point in a running process: one QP error, once.
+fiu_ctrl_test() {
+	local name=fiu_ctrl_qp_error file=$here/long_cached.json j rc bad=0 pids=() cl fifo errs pid
+	local ctl
+	[ -n "$only" ] && [ "$only" != "$name" ] && return 0
+	command -v fiu-ctrl >/dev/null || { result "$name" skip "fiu-ctrl not installed (fiu-utils)"; return 0; }
+	# libfiu's FIFOs need a local file system (not the VM's 9p shares).
+	ctl=$(mktemp -d /tmp/fiu.XXXXXX)
+	port=$((port + 16))
+	cl=$(cluster 2 "$port")
+	for ((j = 1; j >= 0; j--)); do
+		mkdir -p "$ctl/$j"
+		RDMA_DEVICE=$(dev_of "$j") TMPDIR=$ctl/$j timeout -k 5 $((tmo + 20)) \
+			"$tv" serve "$file" --node "$j" --cluster "$cl" \
+			--timeout "$tmo" --ack-timeout-ms 2000 --fiu-ctrl \
+			>"$work/$name.$j.log" 2>&1 &
+		pids[j]=$!
+	done
+	# Node 1's serve (a child of timeout): its FIFO names its pid.
+	for ((j = 0; j < 100; j++)); do
+		fifo=$(ls "$ctl"/1/fiu-ctrl-*.in 2>/dev/null | head -1)
+		[ -n "$fifo" ] && break
+		sleep 0.1
+	done
+	pid=${fifo##*fiu-ctrl-}
+	pid=${pid%.in}
+	sleep 1 # the steps are under way
+	TMPDIR=$ctl/1 fiu-ctrl -c "enable name=vf/qp/error,onetime" "$pid" >"$work/$name.ctl.log" 2>&1 || bad=1
+	for ((j = 0; j < 2; j++)); do
+		rc=0
+		wait "${pids[j]}" || rc=$?
+		[ "$rc" = 0 ] || bad=1
+	done
+	rm -rf "$ctl"
+	errs=$(cat "$work/$name".[01].log | sed -n 's/.* \([0-9]*\) channel errors.*/\1/p' | awk '{s += $1} END {print s + 0}')
+	if [ "$bad" = 0 ] && [ "$errs" -ge 1 ]; then
+		result "$name" pass "(fiu-ctrl enabled vf/qp/error once in node 1, pid $pid: $errs channel errors recovered)"
+	else
+		result "$name" fail "(bad=$bad, channel errors $errs)"
+		tail -n 12 "$work/$name.0.log" "$work/$name.1.log" "$work/$name.ctl.log"
+	fi
+}
+fiu_ctrl_test
+
 # ---- refusals: a clear message and a non-zero exit ---------------------------
 port=$((port + 16))
 c2=$(cluster 2 "$port")
