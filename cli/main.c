@@ -38,6 +38,9 @@ static const char usage_text[] =
 	"  serve SCENARIO.json --node K --addr ADDR:PORT [--peer J=ADDR:PORT]...\n"
 	"        one scenario node as a process on an RDMA device (rdma_cm);\n"
 	"        every node of the scenario is one such process\n"
+	"  fetch SCENARIO.json --node K ...\n"
+	"        the same: a node fetches the tensors its recvs name and\n"
+	"        answers the requests for its sends\n"
 	"  swarm --seeds N [--jobs J] [--first S] [--out DIR] [--keep-going]\n"
 	"        swarm testing: generated scenarios and fault mixes, every\n"
 	"        invariant checked; a violation's reproducer goes to DIR\n"
@@ -52,13 +55,8 @@ static const char usage_text[] =
 	"  help, --help\n"
 	"        this text; `tensorverbs run --help` for one command\n"
 	"\n"
-	"not implemented yet: fetch\n"
-	"\n"
 	"exit status: 0 success, 1 a check failed, 2 bad usage or scenario\n";
 
-static const char *const future_cmds[] = {
-	"fetch", NULL
-};
 
 static void usage(FILE *out)
 {
@@ -138,7 +136,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "run"))
 		return cli_run(argc - 1, argv + 1, argv[0]);
-	if (!strcmp(cmd, "serve"))
+	/* One node program: every node fetches and answers (rdma_run.h). */
+	if (!strcmp(cmd, "serve") || !strcmp(cmd, "fetch"))
 		return cli_serve(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "bench") && argc > 2 && !strcmp(argv[2], "rxe"))
 		return cli_bench_rxe(argc - 2, argv + 2, argv[0]);
@@ -156,13 +155,6 @@ int main(int argc, char **argv)
 		return cli_faults(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "devices"))
 		return cli_devices(argc - 1, argv + 1, argv[0]);
-	for (const char *const *f = future_cmds; *f; f++) {
-		if (!strcmp(cmd, *f)) {
-			fprintf(stderr, "tensorverbs %s: not implemented yet\n",
-				cmd);
-			return CLI_EXIT_USAGE;
-		}
-	}
 	fprintf(stderr, "tensorverbs: unknown command '%s'\n\n", cmd);
 	usage(stderr);
 	return CLI_EXIT_USAGE;
