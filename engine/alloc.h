@@ -107,13 +107,17 @@ static inline void tv__fl_free(struct tv__freelist *fl, void *p)
 {
 	if (!p)
 		return;
-	if (fl->n >= TV__FREELIST_MAX) {
-		free(p);
+#if TV__FREELIST_MAX > 0
+	if (fl->n < TV__FREELIST_MAX) {
+		memcpy(p, &fl->head, sizeof(void *));
+		fl->head = p;
+		fl->n++;
 		return;
 	}
-	memcpy(p, &fl->head, sizeof(void *));
-	fl->head = p;
-	fl->n++;
+#else
+	(void)fl;
+#endif
+	free(p);
 }
 
 static inline void tv__fl_fini(struct tv__freelist *fl)
