@@ -9,6 +9,7 @@
 #include <tensorverbs/faults.h>
 
 #include "plan.h"
+#include "scenario.h"
 
 bool plan_point_unrecoverable(const char *point)
 {
@@ -247,4 +248,25 @@ int plan_merge(json_t *base, json_t *over)
 		json_decref(copy);
 	}
 	return 0;
+}
+
+int plan_apply_option(struct scenario *sc, const char *text, const char *cmd)
+{
+	char err[PLAN_ERR_MAX];
+	json_t *plan;
+	int rc;
+
+	if (!text)
+		return 0;
+	rc = plan_from_text(text, &plan, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "tensorverbs %s: bad --faults: %s\n", cmd,
+			rc == -EINVAL ? err : strerror(-rc));
+		return rc;
+	}
+	rc = scenario_set_faults(sc, plan, false);
+	json_decref(plan);
+	if (rc)
+		fprintf(stderr, "tensorverbs %s: %s\n", cmd, strerror(-rc));
+	return rc;
 }

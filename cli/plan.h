@@ -34,6 +34,14 @@ int plan_merge(json_t *base, json_t *over);
 /* An injector seeded with seed, every rule of plan armed. */
 int plan_injector(json_t *plan, uint64_t seed, struct tv_flt **flt_p,
 		  char *err, size_t err_bytes);
+struct scenario;
+
+/*
+ * A --faults option (text) extends the scenario's plan, its rules winning
+ * per point; errors are printed as "tensorverbs CMD: ...".  NULL: nothing.
+ */
+int plan_apply_option(struct scenario *sc, const char *text, const char *cmd);
+
 /* The rule for point, or NULL. */
 json_t *plan_rule(json_t *plan, const char *point);
 

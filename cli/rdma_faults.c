@@ -12,14 +12,9 @@
 
 bool rr_fault_point_on_hw(const char *point)
 {
-	static const char *const hw[] = { "vf/", "engine/", "tv_pool/" };
+	const struct tv_flt_point_info *pt = tv_flt_point_find(point);
 
-	if (!tv_flt_point_find(point))
-		return false;
-	for (size_t i = 0; i < sizeof(hw) / sizeof(hw[0]); i++)
-		if (!strncmp(point, hw[i], strlen(hw[i])))
-			return true;
-	return false;
+	return pt && !pt->sim_only; /* the catalogue knows (faults/flt.c) */
 }
 
 /* fiu-ctrl(1)'s default prefix: $TMPDIR/fiu-ctrl, else /tmp/fiu-ctrl. */
@@ -56,7 +51,7 @@ int rr_faults_init(struct rr_faults *f, json_t *plan, uint64_t seed,
 	if (ret) {
 		snprintf(msg, cap, "fault plan: %s",
 			 ret == -EINVAL ? err : strerror(-ret));
-		return -EINVAL;
+		return ret;
 	}
 	if (fiu_ctrl) {
 		ret = start_remote_control(msg, cap);

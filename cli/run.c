@@ -195,28 +195,6 @@ static void print_repro(const char *argv0, const struct run_args *a,
 	fprintf(stderr, " --seed %" PRIu64 "\n", seed);
 }
 
-/* --faults extends the scenario's plan; its rules win per point. */
-static int apply_faults(const struct run_args *a, struct scenario *sc)
-{
-	char err[PLAN_ERR_MAX];
-	json_t *plan;
-	int rc;
-
-	if (!a->faults)
-		return 0;
-	rc = plan_from_text(a->faults, &plan, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "tensorverbs run: bad --faults: %s\n",
-			rc == -EINVAL ? err : strerror(-rc));
-		return rc;
-	}
-	rc = scenario_set_faults(sc, plan, false);
-	json_decref(plan);
-	if (rc)
-		fprintf(stderr, "tensorverbs run: %s\n", strerror(-rc));
-	return rc;
-}
-
 /* The scenario, and its JSON as parsed: a trace embeds the latter. */
 static int load(const struct run_args *a, struct scenario **sc_p,
 		json_t **root_p)
@@ -243,7 +221,7 @@ static int load(const struct run_args *a, struct scenario **sc_p,
 		json_decref(root);
 		return rc;
 	}
-	rc = apply_faults(a, *sc_p);
+	rc = plan_apply_option(*sc_p, a->faults, "run");
 	if (rc) {
 		scenario_free(*sc_p);
 		json_decref(root);

@@ -293,28 +293,6 @@ static uint64_t fingerprint(const char *path, uint64_t seed)
 	return fp;
 }
 
-/* --faults extends the scenario's plan; its rules win per point. */
-static int apply_faults(const struct serve_args *a, struct scenario *sc)
-{
-	char err[PLAN_ERR_MAX];
-	json_t *plan;
-	int rc;
-
-	if (!a->faults_text)
-		return 0;
-	rc = plan_from_text(a->faults_text, &plan, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "tensorverbs serve: bad --faults: %s\n",
-			rc == -EINVAL ? err : strerror(-rc));
-		return rc;
-	}
-	rc = scenario_set_faults(sc, plan, false);
-	json_decref(plan);
-	if (rc)
-		fprintf(stderr, "tensorverbs serve: %s\n", strerror(-rc));
-	return rc;
-}
-
 /* 0: go on; else the exit status (skip, usage). */
 static int load(struct serve_args *a, struct scenario **sc_p)
 {
@@ -327,7 +305,7 @@ static int load(struct serve_args *a, struct scenario **sc_p)
 			a->path, err);
 		return CLI_EXIT_USAGE;
 	}
-	if (apply_faults(a, *sc_p))
+	if (plan_apply_option(*sc_p, a->faults_text, "serve"))
 		return CLI_EXIT_USAGE;
 	root = json_load_file(a->path, JSON_ALLOW_NUL, NULL);
 	snprintf(why, sizeof(why), "cannot read it as JSON");

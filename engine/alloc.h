@@ -47,17 +47,20 @@ static inline char *tv__strndup(const char *s, size_t n)
  * 64-byte fetch under emulation (glibc zeroes 2 KiB and up with rep stosb,
  * which TCG runs a byte at a time), and the text is only read once set.
  */
+static inline void *tv__clear_with_status(char *p, size_t status_off)
+{
+	memset(p, 0, status_off);
+	tv_status_ok((struct tv_status *)(void *)(p + status_off));
+	return p;
+}
+
 static inline void *tv__alloc_with_status(size_t size, size_t status_off)
 {
 	char *p;
 
 	assert(status_off + sizeof(struct tv_status) <= size);
 	p = tv__malloc(size);
-	if (p) {
-		memset(p, 0, status_off);
-		tv_status_ok((struct tv_status *)(void *)(p + status_off));
-	}
-	return p;
+	return p ? tv__clear_with_status(p, status_off) : NULL;
 }
 
 #define TV__ALLOC_WITH_STATUS(type, member) \
@@ -95,9 +98,7 @@ static inline void *tv__fl_alloc(struct tv__freelist *fl, size_t size,
 		return tv__alloc_with_status(size, status_off);
 	memcpy(&fl->head, p, sizeof(void *));
 	fl->n--;
-	memset(p, 0, status_off);
-	tv_status_ok((struct tv_status *)(void *)(p + status_off));
-	return p;
+	return tv__clear_with_status(p, status_off);
 }
 
 #define TV__FL_ALLOC(fl, type, member) \

@@ -19,44 +19,44 @@
 static const struct tv_flt_point_info points[] = {
 	{ "vf/ack/drop", "an ACK is lost: an ACK write is posted as a "
 	  "zero-length write without immediate; an ACK riding on a tensor "
-	  "write loses its flag, the data still lands", NULL, false },
+	  "write loses its flag, the data still lands", NULL, false, false },
 	{ "vf/msg/drop/TENSOR_REQUEST", "a TENSOR_REQUEST message is lost",
-	  NULL, false },
+	  NULL, false, false },
 	{ "vf/msg/drop/META_DATA_UPDATE", "a META_DATA_UPDATE message is "
-	  "lost", NULL, false },
+	  "lost", NULL, false, false },
 	{ "vf/msg/drop/TENSOR_RE_REQUEST", "a TENSOR_RE_REQUEST message is "
-	  "lost", NULL, false },
+	  "lost", NULL, false, false },
 	{ "vf/msg/drop/ERROR_STATUS", "an ERROR_STATUS message is lost",
-	  NULL, false },
+	  NULL, false, false },
 	{ "vf/write/drop", "a tensor write (imm = request index) is lost, "
-	  "with any ACK riding on it", NULL, true },
+	  "with any ACK riding on it", NULL, true, false },
 	{ "vf/write/dup", "a tensor write is delivered twice (the extra copy "
-	  "carries no ACK)", NULL, false },
+	  "carries no ACK)", NULL, false, false },
 	{ "vf/qp/error", "the QP moves to ERR just before a post (as after "
-	  "retry exceeded): outstanding work flushes", NULL, false },
+	  "retry exceeded): outstanding work flushes", NULL, false, false },
 	{ "vf/reg_mr/fail", "memory registration fails", "errno (default "
-	  "ENOMEM)", true },
+	  "ENOMEM)", true, false },
 	{ "vf/recv/drop", "a receive is not posted (RNR at the sender)",
-	  NULL, true },
+	  NULL, true, false },
 	{ "vf/cq/reorder", "a poll returns receive completions ahead of send "
-	  "completions (RC orders each queue, not the two)", NULL, false },
+	  "completions (RC orders each queue, not the two)", NULL, false, false },
 	{ "vf/cq/delay", "a poll returns nothing although completions wait: "
 	  "they come at a later poll", "ns until the caller is woken "
-	  "(default 100 us)", false },
+	  "(default 100 us)", false, false },
 	{ "engine/alloc", "an engine allocation (request, response, tag, "
-	  "tensor, channel, cache entry) fails", NULL, true },
+	  "tensor, channel, cache entry) fails", NULL, true, false },
 	{ "tv_pool/calloc", "the registered pool's bookkeeping allocation "
-	  "fails", NULL, true },
+	  "fails", NULL, true, false },
 	{ "tv_pool/malloc", "the registered pool's block descriptor "
-	  "allocation fails", NULL, true },
+	  "allocation fails", NULL, true, false },
 	{ "tv_pool/realloc", "growing the pool's block or free-range table "
-	  "fails", NULL, true },
+	  "fails", NULL, true, false },
 	{ "tv_pool/memalign", "allocating a pool block's memory fails", NULL,
-	  true },
+	  true, false },
 	{ "sim/deliver/delay", "a delivery in the simulator is delayed",
-	  "extra ns (default 1 ms)", false },
+	  "extra ns (default 1 ms)", false, true },
 	{ "sim/cq/overflow", "a completion queue overflows: the completion is "
-	  "lost, the CQ is unusable, its QPs go to ERR", NULL, true },
+	  "lost, the CQ is unusable, its QPs go to ERR", NULL, true, true },
 	/*
 	 * Hit by the scenario runner (cli/runner_crash.c), not by a library:
 	 * last in the list, so that the swarm's draws for the points above
@@ -64,7 +64,7 @@ static const struct tv_flt_point_info points[] = {
 	 */
 	{ "node/crash", "a node crashes (its engine is destroyed) and "
 	  "restarts after arg ns with a fresh engine", "ns until the restart "
-	  "(default 2 ms)", true },
+	  "(default 2 ms)", true, true },
 };
 
 #define NPOINTS (sizeof(points) / sizeof(points[0]))

@@ -33,6 +33,11 @@ struct tv_flt_point_info {
 	 * otherwise every receive must complete as if nothing happened.
 	 */
 	bool may_fail;
+	/*
+	 * Only the simulator (or its scenario runner) hits it: no hardware
+	 * equivalent, so a run on real verbs cannot inject it.
+	 */
+	bool sim_only;
 };
 
 /* Every point, in a stable order. */

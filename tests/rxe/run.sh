@@ -166,6 +166,12 @@ run_scenario reconnect_cached "$cached" --inject-disconnect 2
 run_scenario reconnect_many "$repo/scenarios/many_concurrent.json" --inject-disconnect 2
 
 # ---- faults on real verbs (the fault layer over the ibverbs device) ------------
+# channel_errors NAME: channel errors in both nodes' summary lines, summed.
+channel_errors() {
+	cat "$work/$1".[01].log | sed -n 's/.* \([0-9]*\) channel errors.*/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }'
+}
+
 # hw_fault NAME FILE K PLAN: node K arms PLAN for its own hits; the run must
 # pass with the fault fired (node K's summary) and a channel recovered from
 # it somewhere (a summary's "channel errors").
@@ -188,7 +194,7 @@ hw_fault() {
 	done
 	local fired errs
 	fired=$(sed -n 's/.* \([0-9]*\) faults fired here.*/\1/p' "$work/$name.$k.log" | tail -1)
-	errs=$(cat "$work/$name".[01].log | sed -n 's/.* \([0-9]*\) channel errors.*/\1/p' | awk '{s += $1} END {print s + 0}')
+	errs=$(channel_errors "$name")
 	if [ "$bad" = 0 ] && [ "${fired:-0}" -ge 1 ] && [ "$errs" -ge 1 ]; then
 		result "$name" pass "($plan on node $k: fired ${fired}x, $errs channel errors recovered)"
 	else
@@ -237,7 +243,7 @@ fiu_ctrl_test() {
 		[ "$rc" = 0 ] || bad=1
 	done
 	rm -rf "$ctl"
-	errs=$(cat "$work/$name".[01].log | sed -n 's/.* \([0-9]*\) channel errors.*/\1/p' | awk '{s += $1} END {print s + 0}')
+	errs=$(channel_errors "$name")
 	if [ "$bad" = 0 ] && [ "$errs" -ge 1 ]; then
 		result "$name" pass "(fiu-ctrl enabled vf/qp/error once in node 1, pid $pid: $errs channel errors recovered)"
 	else
