@@ -7,6 +7,8 @@
 #include <fiu.h>
 #include <fiu-control.h>
 
+#include <tensorverbs/engine.h>
+
 #include "plan.h"
 #include "rdma_faults.h"
 
@@ -25,6 +27,8 @@ static int start_remote_control(char *msg, size_t cap)
 
 	snprintf(base, sizeof(base), "%s/fiu-ctrl",
 		 tmp && tmp[0] ? tmp : "/tmp");
+	/* fiu-ctrl may enable any point from now on. */
+	tv_engine_fault_points_live();
 	if (fiu_init(0) || fiu_rc_fifo(base)) {
 		snprintf(msg, cap, "libfiu remote control on %s-PID failed",
 			 base);

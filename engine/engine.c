@@ -49,6 +49,13 @@ static int engine_check_config(const struct tv_engine_config *cfg)
 	return 0;
 }
 
+bool tv__fiu_live;
+
+void tv_engine_fault_points_live(void)
+{
+	tv__fiu_live = true;
+}
+
 int tv_engine_create(struct tv_vf_device *dev,
 		     const struct tv_engine_config *cfg,
 		     struct tv_engine **engine_p)
@@ -58,6 +65,9 @@ int tv_engine_create(struct tv_vf_device *dev,
 
 	if (!dev || !cfg || !engine_p)
 		return -EINVAL;
+	/* fiu-run's preload library enables points from these. */
+	if (getenv("FIU_ENABLE") || getenv("FIU_CTRL_FIFO"))
+		tv_engine_fault_points_live();
 	ret = engine_check_config(cfg);
 	if (ret)
 		return ret;

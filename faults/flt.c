@@ -11,6 +11,7 @@
 #include <fiu.h>
 #include <fiu-control.h>
 
+#include <tensorverbs/engine.h>
 #include <tensorverbs/faults.h>
 #include <tensorverbs/sim.h>
 
@@ -232,6 +233,7 @@ int tv_flt_activate(struct tv_flt *flt)
 	ret = fiu_init(0);
 	if (ret)
 		return -EIO;
+	tv_engine_fault_points_live();
 	for (i = 0; i < NPOINTS; i++) {
 		if (!flt->slots[i].armed)
 			continue;

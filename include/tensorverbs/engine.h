@@ -116,6 +116,16 @@ int tv_engine_create(struct tv_vf_device *dev,
  */
 int tv_engine_destroy(struct tv_engine *engine);
 
+/*
+ * The engine's own libfiu points (engine/alloc) are asked only once
+ * something may have enabled them, so that an ordinary run does not pay
+ * libfiu's lookup on every allocation.  Call this before enabling them with
+ * libfiu directly.  tv_flt_activate() calls it; so does tv_engine_create()
+ * when the process runs under fiu-run (FIU_ENABLE or FIU_CTRL_FIFO in the
+ * environment).  It cannot be undone: the points stay live.
+ */
+void tv_engine_fault_points_live(void);
+
 /* ---- channels -------------------------------------------------------- */
 
 /* What one side sends the other out of band to connect. */
