@@ -115,9 +115,26 @@ static inline void *tv__fl_alloc(struct tv__freelist *fl, size_t size,
 
 	if (!p)
 		return tv__alloc_with_status(size, status_off);
+	/* Recycled or not, an allocation is where engine/alloc fires. */
+	if (TV__FIU_FAIL("engine/alloc"))
+		return NULL;
 	memcpy(&fl->head, p, sizeof(void *));
 	fl->n--;
 	return tv__clear_with_status(p, status_off);
+}
+
+/* As tv__calloc(1, size), from the list when it has one. */
+static inline void *tv__fl_calloc(struct tv__freelist *fl, size_t size)
+{
+	void *p = fl->head;
+
+	if (!p)
+		return tv__calloc(1, size);
+	if (TV__FIU_FAIL("engine/alloc"))
+		return NULL;
+	memcpy(&fl->head, p, sizeof(void *));
+	fl->n--;
+	return memset(p, 0, size);
 }
 
 #define TV__FL_ALLOC(fl, type, member) \

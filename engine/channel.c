@@ -643,9 +643,7 @@ static void channel_on_recv(struct tv_channel *ch, const struct tv_vf_wc *wc)
 	ch->rq_posted--;
 	if (wc->status != TV_WC_SUCCESS)
 		return; /* flushed: the channel has failed already */
-	/* Whatever the peer posted before this has landed: release those. */
 	ch->rx_seq++;
-	tv__quarantine_release(ch, false);
 	if (wc->opcode != TV_WC_RECV_RDMA_WITH_IMM ||
 	    !(wc->wc_flags & TV_WC_WITH_IMM)) {
 		tv__channel_fail(ch, TV_DATA_LOSS,
@@ -672,6 +670,12 @@ static void channel_on_recv(struct tv_channel *ch, const struct tv_vf_wc *wc)
 		if (wc->imm_data & TV_IMM_ACK_FLAG)
 			channel_on_ack(ch);
 	}
+	/*
+	 * Whatever the peer posted before this has landed: release those.
+	 * After the completion's own work, which is what someone waits for;
+	 * what this work quarantined is younger and stays.
+	 */
+	tv__quarantine_release(ch, false);
 }
 
 static void channel_on_send(struct tv_channel *ch, const struct tv_vf_wc *wc)

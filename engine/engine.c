@@ -138,6 +138,7 @@ int tv_engine_destroy(struct tv_engine *e)
 	tv_hmap_fini(&e->tags);
 	tv__fl_fini(&e->free_requests);
 	tv__fl_fini(&e->free_responses);
+	tv__fl_fini(&e->free_tensors);
 	free(e->channels);
 	free(e);
 	return 0;

@@ -255,6 +255,7 @@ struct tv_engine {
 	/* Scratch: a received message stays intact while callbacks send. */
 	struct tv__freelist free_requests;
 	struct tv__freelist free_responses;
+	struct tv__freelist free_tensors;  /* struct tv_tensor, data apart */
 	struct tv_msg rx_msg;         /* decode */
 	struct tv_msg tx_msg;         /* encode */
 	struct tv_engine_stats stats;

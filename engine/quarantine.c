@@ -43,7 +43,7 @@ void tv__quarantine_release(struct tv_channel *ch, bool all)
 		tv_pool_free(e->pool, &q->buf);
 		/* The node is the tensor's struct, or a node of its own. */
 		if (q->owner)
-			free(q->owner);
+			tv__fl_free(&e->free_tensors, q->owner);
 		else
 			free(q);
 	}

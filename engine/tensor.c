@@ -27,7 +27,7 @@ static int tensor_new(struct tv_engine *e, enum tv_dtype dtype,
 		return ret;
 	if (dtype != TV_DT_STRING && n > SIZE_MAX / tv_dtype_size(dtype))
 		return -EOVERFLOW;
-	t = tv__calloc(1, sizeof(*t));
+	t = tv__fl_calloc(&e->free_tensors, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	t->engine = e;
@@ -211,7 +211,7 @@ static void tensor_free(struct tv_tensor *t)
 	e->stats.live_tensors--;
 	/* In quarantine the struct holds the buffer: freed on release. */
 	if (!kept)
-		free(t);
+		tv__fl_free(&e->free_tensors, t);
 }
 
 void tv_tensor_unref(struct tv_tensor *t)
