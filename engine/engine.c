@@ -124,7 +124,7 @@ int tv_engine_destroy(struct tv_engine *e)
 		assert(!e->tag_waiters.count);
 		while ((node = tv_hmap_any(&e->tags))) {
 			tv_hmap_remove(&e->tags, node);
-			tv__tag_free(TV_CONTAINER_OF(node, struct tv_tag,
+			tv__tag_free(e, TV_CONTAINER_OF(node, struct tv_tag,
 						     hnode));
 			e->stats.unmatched_sends--;
 		}
@@ -139,6 +139,7 @@ int tv_engine_destroy(struct tv_engine *e)
 	tv__fl_fini(&e->free_requests);
 	tv__fl_fini(&e->free_responses);
 	tv__fl_fini(&e->free_tensors);
+	tv__fl_fini(&e->free_tags);
 	free(e->channels);
 	free(e);
 	return 0;
@@ -195,11 +196,11 @@ struct tv_tag *tv__tag_take(struct tv_engine *e, uint64_t step_id,
 	return tag;
 }
 
-void tv__tag_free(struct tv_tag *tag)
+void tv__tag_free(struct tv_engine *e, struct tv_tag *tag)
 {
 	tv_tensor_unref(tag->tensor);
 	tv__name_free(tag->name, tag->name_buf);
-	free(tag);
+	tv__fl_free(&e->free_tags, tag);
 }
 
 static int check_name(const char *name, size_t *len_p)
@@ -226,11 +227,11 @@ static int engine_put(struct tv_engine *e, uint64_t step_id, const char *name,
 
 	if (tag_find(e, step_id, name, len))
 		return -EEXIST;
-	tag = TV__ALLOC_WITH_STATUS(struct tv_tag, status);
+	tag = TV__FL_ALLOC(&e->free_tags, struct tv_tag, status);
 	if (!tag)
 		return -ENOMEM;
 	if (tv__name_set(&tag->name, tag->name_buf, name, len)) {
-		free(tag);
+		tv__fl_free(&e->free_tags, tag);
 		return -ENOMEM;
 	}
 	tag->name_len = (uint16_t)len;
@@ -241,7 +242,7 @@ static int engine_put(struct tv_engine *e, uint64_t step_id, const char *name,
 	if (st)
 		tag->status = *st;
 	if (tv__response_match(e, tag)) {
-		tv__tag_free(tag);
+		tv__tag_free(e, tag);
 		return 0;
 	}
 	tv_hmap_insert(&e->tags, &tag->hnode, tv_hash_key(step_id, name, len));

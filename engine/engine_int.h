@@ -256,6 +256,7 @@ struct tv_engine {
 	struct tv__freelist free_requests;
 	struct tv__freelist free_responses;
 	struct tv__freelist free_tensors;  /* struct tv_tensor, data apart */
+	struct tv__freelist free_tags;
 	struct tv_msg rx_msg;         /* decode */
 	struct tv_msg tx_msg;         /* encode */
 	struct tv_engine_stats stats;
@@ -324,7 +325,7 @@ struct tv_tag *tv__tag_take(struct tv_engine *e, uint64_t step_id,
 void tv__tag_republish(struct tv_engine *e, uint64_t step_id,
 		       const char *name, size_t name_len, struct tv_tensor *t,
 		       const struct tv_status *st);
-void tv__tag_free(struct tv_tag *tag);
+void tv__tag_free(struct tv_engine *e, struct tv_tag *tag);
 uint64_t tv__checksum(const void *data, size_t len);
 
 #endif /* TV_ENGINE_INT_H */
