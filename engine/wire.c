@@ -536,14 +536,16 @@ static int check_header(struct rcur *r, uint8_t *type_p, uint16_t *flags_p)
 
 void tv_wire_msg_clear(struct tv_msg *msg)
 {
-	memset(msg, 0, offsetof(struct tv_msg, status));
+	memset(msg, 0, offsetof(struct tv_msg, name));
+	msg->name[0] = '\0';
 	tv_status_ok(&msg->status);
 }
 
-/* *dst = *src, copying the status's text only up to its NUL. */
+/* *dst = *src, copying the texts only up to their NUL. */
 static void msg_move(struct tv_msg *dst, const struct tv_msg *src)
 {
-	memcpy(dst, src, offsetof(struct tv_msg, status));
+	assert(src->name_len <= TV_NAME_MAX && !src->name[src->name_len]);
+	memcpy(dst, src, offsetof(struct tv_msg, name) + src->name_len + 1);
 	dst->status.code = src->status.code;
 	memcpy(dst->status.message, src->status.message,
 	       strlen(src->status.message) + 1);

@@ -71,8 +71,6 @@ enum tv_msg_type {
  */
 struct tv_msg {
 	enum tv_msg_type type;
-	uint16_t name_len;
-	char name[TV_NAME_MAX + 1]; /* NUL-terminated; no NUL inside */
 	uint64_t step_id;
 	uint32_t request_index;     /* <= TV_IMM_MAX_REQUEST */
 	uint64_t remote_addr;
@@ -82,13 +80,18 @@ struct tv_msg {
 	struct tv_meta meta;        /* tv_meta_validate() holds when valid */
 	uint8_t has_checksum;
 	uint64_t checksum;
-	struct tv_status status;    /* last: see tv_wire_msg_clear() */
+	/* The texts last: see tv_wire_msg_clear(). */
+	uint16_t name_len;
+	char name[TV_NAME_MAX + 1]; /* NUL-terminated; no NUL inside */
+	struct tv_status status;
 };
 
 /*
- * Every field zero, the status an empty TV_OK: what memset() would give,
- * without writing the status's 2 KiB of text buffers (a message is cleared
- * for every send and receive).
+ * Every field zero, the name and the status empty (TV_OK): what memset()
+ * would give to a reader, without writing the name's 513 bytes and the
+ * status's 2 KiB of text (a message is cleared for every send and
+ * receive; glibc zeroes 2 KiB and more with `rep stosb`, which emulated
+ * CPUs run a byte at a time).
  */
 void tv_wire_msg_clear(struct tv_msg *msg);
 
