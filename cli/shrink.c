@@ -554,6 +554,33 @@ static int edit_drop_and_reaim(json_t *sc, size_t i,
 }
 
 /*
+ * The same with any number of transfers, for a plan whose failure needs its
+ * rule on one particular hit (a lost ACK hangs only if nothing is sent after
+ * it): a transfer brings a few hits of a point, so dropping one moves that
+ * hit a few places earlier.  Place i = (transfer i / 8, i % 8 earlier).
+ */
+#define SHRINK_SHIFT_HITS 8
+
+static int edit_drop_and_shift(json_t *sc, size_t i,
+			       const struct shrink_res *cur)
+{
+	json_t *plan = json_object_get(sc, "faults"), *r = json_array_get(plan, 0);
+	json_int_t nth = json_integer_value(json_object_get(r, "nth"));
+	json_int_t shift = (json_int_t)(i % SHRINK_SHIFT_HITS);
+	int rc;
+
+	if (json_array_size(plan) != 1 || nth < 1 ||
+	    json_integer_value(json_object_get(r, "count")) != 1 ||
+	    json_object_get(r, "probability"))
+		return -ENOENT;
+	rc = edit_drop_transfer(sc, i / SHRINK_SHIFT_HITS, cur);
+	if (rc)
+		return rc;
+	return json_object_set_new(r, "nth", json_integer(
+		nth - shift > 1 ? nth - shift : 1));
+}
+
+/*
  * A transfer and a rule that only it needed go together: dropped one at a
  * time, either changes the failure (a lost request with nothing else lost
  * times out instead of hanging).  Transfers x rules runs: near the end only.
@@ -715,6 +742,7 @@ static const struct {
 	{ "drop a block of transfers", edit_drop_block },
 	{ "drop a transfer", edit_drop_transfer },
 	{ "drop a transfer, aim the fault anew", edit_drop_and_reaim },
+	{ "drop a transfer, aim the fault a little earlier", edit_drop_and_shift },
 	{ "drop a transfer with a fault rule", edit_drop_transfer_rule },
 	{ "aim a fault at an earlier hit", edit_aim_earlier },
 	{ "merge two nodes", edit_merge_node },

@@ -210,7 +210,12 @@ int tv_channel_create(struct tv_engine *e, uint32_t peer_id,
 		return -ENOMEM;
 	ch->engine = e;
 	ch->peer_id = peer_id;
-	ch->inflight_max = e->cfg.queue_depth - 2;
+	/*
+	 * Receives: one per request in flight (its tensor write), one for the
+	 * peer's message, one for its ACK, and one in reserve while a
+	 * completion is handled before its receive is re-posted.
+	 */
+	ch->inflight_max = e->cfg.queue_depth - 3;
 	tv_list_init(&ch->tx_queue);
 	tv_list_init(&ch->credit_wait);
 	tv_list_init(&ch->quarantine);
@@ -651,14 +656,6 @@ static void channel_on_recv(struct tv_channel *ch, const struct tv_vf_wc *wc)
 				 wc->opcode, ch->peer_id);
 		return;
 	}
-	/* One for one: a write-with-imm consumed one receive. */
-	ret = ch->failed ? 0 : channel_post_recvs(ch, 1);
-	if (ret) {
-		tv__channel_fail(ch, TV_UNAVAILABLE,
-				 "re-posting a receive failed: %s",
-				 strerror(-ret));
-		return;
-	}
 	if (wc->imm_data == TV_IMM_MESSAGE) {
 		channel_on_message(ch, wc->byte_len);
 	} else if (wc->imm_data == TV_IMM_ACK) {
@@ -670,6 +667,17 @@ static void channel_on_recv(struct tv_channel *ch, const struct tv_vf_wc *wc)
 		if (wc->imm_data & TV_IMM_ACK_FLAG)
 			channel_on_ack(ch);
 	}
+	/*
+	 * One for one: a write-with-imm consumed one receive.  Re-posted after
+	 * the work it brought, which is what someone waits for: the receive
+	 * held back in reserve (inflight_max) covers anything the peer can
+	 * send meanwhile.
+	 */
+	ret = ch->failed ? 0 : channel_post_recvs(ch, 1);
+	if (ret)
+		tv__channel_fail(ch, TV_UNAVAILABLE,
+				 "re-posting a receive failed: %s",
+				 strerror(-ret));
 	/*
 	 * Whatever the peer posted before this has landed: release those.
 	 * After the completion's own work, which is what someone waits for;

@@ -323,7 +323,7 @@ START_TEST(many_requests_queue_behind_credits)
 	int i;
 
 	h_opts_default(&o);
-	o.queue_depth = 4; /* two requests in flight at most */
+	o.queue_depth = 4; /* one request in flight at most */
 	w = h_world_new(&o);
 	for (i = 0; i < 100; i++) {
 		struct tv_tensor *t = h_tensor(w, 0, TV_DT_UINT8, 1, d_16,
@@ -334,7 +334,7 @@ START_TEST(many_requests_queue_behind_credits)
 		tv_tensor_unref(t);
 		h_recv(w, 1, 0, 1, name, TV_PLACE_HOST, &r[i]);
 	}
-	ck_assert_uint_eq(w->ch[1][0]->inflight, 2);
+	ck_assert_uint_eq(w->ch[1][0]->inflight, 1);
 	h_run(w);
 	for (i = 0; i < 100; i++) {
 		ck_assert_int_eq(r[i].calls, 1);
