@@ -40,18 +40,21 @@ static const char *const code_names[TV_CODE_MAX + 1] = {
  * The dtypes tensorverbs knows.  DataType values are sparse, so this is a
  * list rather than a table indexed by value; it is short enough to scan.
  */
+/* Indexed by the DataType value: a lookup is one bounds check, no scan. */
 static const struct dtype_info {
 	enum tv_dtype dtype;
-	const char *name; /* TensorFlow's spelling (DataTypeString) */
+	const char *name; /* TensorFlow's spelling (DataTypeString); NULL: none */
 	size_t size;      /* 0: not DMA-able, serialized as a TensorProto */
 } dtypes[] = {
-	{ TV_DT_FLOAT, "float", 4 },	 { TV_DT_DOUBLE, "double", 8 },
-	{ TV_DT_INT32, "int32", 4 },	 { TV_DT_UINT8, "uint8", 1 },
-	{ TV_DT_INT16, "int16", 2 },	 { TV_DT_INT8, "int8", 1 },
-	{ TV_DT_STRING, "string", 0 },	 { TV_DT_INT64, "int64", 8 },
-	{ TV_DT_BOOL, "bool", 1 },	 { TV_DT_BFLOAT16, "bfloat16", 2 },
-	{ TV_DT_UINT16, "uint16", 2 },	 { TV_DT_HALF, "half", 2 },
-	{ TV_DT_UINT32, "uint32", 4 },	 { TV_DT_UINT64, "uint64", 8 },
+#define DT(v, n, sz) [v] = { v, n, sz }
+	DT(TV_DT_FLOAT, "float", 4),	DT(TV_DT_DOUBLE, "double", 8),
+	DT(TV_DT_INT32, "int32", 4),	DT(TV_DT_UINT8, "uint8", 1),
+	DT(TV_DT_INT16, "int16", 2),	DT(TV_DT_INT8, "int8", 1),
+	DT(TV_DT_STRING, "string", 0),	DT(TV_DT_INT64, "int64", 8),
+	DT(TV_DT_BOOL, "bool", 1),	DT(TV_DT_BFLOAT16, "bfloat16", 2),
+	DT(TV_DT_UINT16, "uint16", 2),	DT(TV_DT_HALF, "half", 2),
+	DT(TV_DT_UINT32, "uint32", 4),	DT(TV_DT_UINT64, "uint64", 8),
+#undef DT
 };
 
 void tv_status_set(struct tv_status *st, enum tv_code code, const char *fmt,
@@ -101,12 +104,10 @@ int tv_code_from_name(const char *name, enum tv_code *code_p)
 
 static const struct dtype_info *dtype_lookup(enum tv_dtype dtype)
 {
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(dtypes); i++)
-		if (dtypes[i].dtype == dtype)
-			return &dtypes[i];
-	return NULL;
+	/* The value may come from a peer: never index out of the table. */
+	if ((unsigned int)dtype >= ARRAY_SIZE(dtypes) || !dtypes[dtype].name)
+		return NULL;
+	return &dtypes[dtype];
 }
 
 size_t tv_dtype_size(enum tv_dtype dtype)
@@ -140,7 +141,7 @@ int tv_dtype_from_name(const char *name, enum tv_dtype *dtype_p)
 	if (!name)
 		return -EINVAL;
 	for (i = 0; i < ARRAY_SIZE(dtypes); i++) {
-		if (strcmp(name, dtypes[i].name) == 0) {
+		if (dtypes[i].name && strcmp(name, dtypes[i].name) == 0) {
 			*dtype_p = dtypes[i].dtype;
 			return 0;
 		}
