@@ -422,6 +422,9 @@ static int channel_send_one(struct tv_channel *ch, struct tv_txent *tx)
 	ret = channel_post(ch, &wr);
 	if (ret)
 		return ret;
+	if (tx->kind == TV_TX_REQUEST)
+		tv__request_advertised(
+			TV_CONTAINER_OF(tx, struct tv_request, tx));
 	ch->tx_local_busy = true;
 	ch->tx_remote_busy = true;
 	ch->msg_sent_ns = tv_vf_now_ns(e->dev);

@@ -290,6 +290,7 @@ int tv__request_start(struct tv_channel *ch, uint64_t step_id,
 		      const char *name, size_t name_len,
 		      enum tv_placement place, tv_recv_done_fn done, void *arg);
 void tv__request_encode(struct tv_request *req, struct tv_msg *msg);
+void tv__request_advertised(const struct tv_request *req);
 void tv__request_msg_posted(struct tv_request *req);
 void tv__request_on_meta(struct tv_channel *ch, const struct tv_msg *msg);
 void tv__request_on_error(struct tv_channel *ch, const struct tv_msg *msg);

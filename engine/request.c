@@ -317,8 +317,6 @@ int tv__request_start(struct tv_channel *ch, uint64_t step_id,
 
 void tv__request_encode(struct tv_request *req, struct tv_msg *msg)
 {
-	struct tv_engine_event ev = { 0 };
-
 	msg->type = req->tx.type;
 	memcpy(msg->name, req->name, req->name_len);
 	msg->name[req->name_len] = '\0';
@@ -332,7 +330,14 @@ void tv__request_encode(struct tv_request *req, struct tv_msg *msg)
 	if (req->meta_valid)
 		msg->meta = req->meta;
 	req->advertised = req->dst_bytes > 0;
-	ev.msg_type = msg->type;
+}
+
+/* After the post (observers are off the latency path): what it offered. */
+void tv__request_advertised(const struct tv_request *req)
+{
+	struct tv_engine_event ev = { 0 };
+
+	ev.msg_type = req->tx.type;
 	ev.request_index = req->index;
 	ev.step_id = req->step_id;
 	ev.name = req->name;
