@@ -9,8 +9,10 @@
  * like perftest; ci/rxe/bench.sh puts the figures next to ib_write_bw and
  * ib_write_lat on the same devices.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,7 @@
 #include "cli.h"
 #include "rdma_node.h"
 #include "serve.h"
+#include "bench_floor.h"
 
 #ifdef TV_HAVE_RDMACM
 #include <tensorverbs/cm.h>
@@ -35,7 +38,7 @@ static const char bench_usage[] =
 	"usage: tensorverbs bench rxe [--addr0 ADDR:PORT] [--addr1 ADDR:PORT]\n"
 	"           [--sizes 4096,65536,...] [--bytes N] [--lat-iters N]\n"
 	"           [--window N] [--fetcher-poll busy|event]\n"
-	"           [--publisher-poll busy|event] [--breakdown]\n"
+	"           [--publisher-poll busy|event] [--breakdown] [--floor]\n"
 	"  Fetch bandwidth for each size (N bytes per size, default 256 MiB,\n"
 	"  at least 4 fetches, up to --window in flight, default 16) and the\n"
 	"  latency of a 64-byte fetch (--lat-iters, default 2000), cached\n"
@@ -46,7 +49,10 @@ static const char bench_usage[] =
 	"  addr1; defaults: $RXE_IP0:7600, $RXE_IP1:7601.\n"
 	"  Output lines: 'bench-rxe bw SIZE BYTES_PER_S' and\n"
 	"  'bench-rxe lat 64 AVG_US MEDIAN_US P99_US'.  --breakdown times the\n"
-	"  latency fetch's phases in both processes (median per phase).\n";
+	"  latency fetch's phases in both processes (median per phase).\n"
+	"  --floor then times the same exchange with bare verbs, no engine\n"
+	"  (64-byte writes with immediate both ways, polled CQ, re-posted\n"
+	"  receives): 'bench-rxe floor 64 MEDIAN_US P99_US'.\n";
 
 /* --breakdown: where a latency fetch's time goes, both processes' clocks. */
 enum { BD_CALL, BD_REQ_POSTED, BD_REQ_SEEN, BD_WRITE_POSTED, BD_DONE, BD_N };
@@ -66,6 +72,7 @@ struct br_opts {
 	bool busy[2];              /* per node: busy-poll, else sleep on events */
 	bool auto_poll;            /* publisher: events for bandwidth, then busy */
 	bool want_breakdown;
+	bool want_floor;
 	struct br_breakdown *bd;   /* shared with the forked publisher, or NULL */
 };
 
@@ -511,8 +518,8 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : "";
 
-		if (!strcmp(a, "--breakdown")) {
-			o->want_breakdown = true;
+		if (!strcmp(a, "--breakdown") || !strcmp(a, "--floor")) {
+			*(a[2] == 'b' ? &o->want_breakdown : &o->want_floor) = true;
 			continue;
 		}
 		i++;
@@ -545,6 +552,37 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 		return -EINVAL;
 	}
 	return o->addr[0].ss_family && o->addr[1].ss_family ? 0 : -EINVAL;
+}
+
+static uint16_t *addr_port(struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ?
+		       &((struct sockaddr_in6 *)ss)->sin6_port :
+		       &((struct sockaddr_in *)ss)->sin_port;
+}
+
+/* --floor: node 1's address on the next port answers, node 0 asks. */
+static int run_floor(const struct br_opts *o)
+{
+	struct sockaddr_storage srv = o->addr[1], src = o->addr[0];
+	int status = 0, ret;
+	pid_t pid;
+
+	*addr_port(&srv) = htons((uint16_t)(ntohs(*addr_port(&srv)) + 1));
+	*addr_port(&src) = 0;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(bench_floor((struct sockaddr *)&srv, NULL, true,
+				  o->lat_iters, 64) ? CLI_EXIT_FAIL : CLI_EXIT_OK);
+	ret = bench_floor((struct sockaddr *)&srv, (struct sockaddr *)&src,
+			  false, o->lat_iters, 64);
+	if (ret)
+		kill(pid, SIGTERM);
+	waitpid(pid, &status, 0);
+	return ret ? ret : WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
 }
 
 int cli_bench_rxe(int argc, char **argv, const char *argv0)
@@ -592,7 +630,7 @@ int cli_bench_rxe(int argc, char **argv, const char *argv0)
 							   -1);
 		return CLI_EXIT_FAIL;
 	}
-	return CLI_EXIT_OK;
+	return o.want_floor && run_floor(&o) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 }
 
 #else /* !TV_HAVE_RDMACM */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tensorverbs' engine next to perftest on the same two rxe devices, in the
 # same boot: `tensorverbs bench rxe` (fetch bandwidth per size, 64-byte
-# fetch latency, cached metadata, busy polling), then ib_write_bw per size
+# fetch latency, cached metadata, busy polling; the same exchange with bare
+# verbs, --floor), then ib_write_bw per size
 # and ib_write_lat 64 B (server rxe1, client rxe0), then one table with the
 # ratios.  A benchmark, not a test: it fails only if a tool fails.
 #
@@ -33,7 +34,7 @@ done
 
 echo "---- tensorverbs bench rxe ($RXE_DEV0 -> $RXE_DEV1)"
 # shellcheck disable=SC2086
-"$tv" bench rxe --sizes "$sizes" --bytes "$bytes" --lat-iters "$lat_iters" ${BENCH_ARGS:-} |
+"$tv" bench rxe --sizes "$sizes" --bytes "$bytes" --lat-iters "$lat_iters" --floor ${BENCH_ARGS:-} |
 	tee "$work/tv.out"
 
 wait_listen() { # wait_listen PORT PID
@@ -96,4 +97,7 @@ awk -v tm="$tmed" -v ta="$tavg" -v t99="$tp99" -v pt="$ptyp" -v pa="$pavg" 'BEGI
 	printf "%-10s %14.1f us med %14.1f us typ %7.2fx  (target <= 2.5x: %s)\n", "64 B lat", tm, pt, tm / pt, tm / pt <= 2.5 ? "met" : "MISSED"
 	printf "%-10s %14.1f us avg %14.1f us avg %7.2fx\n", "", ta, pa, ta / pa
 	printf "%-10s %14.1f us p99\n", "", t99 }'
+read -r _ _ _ fmed _ <<<"$(grep '^bench-rxe floor 64 ' "$work/tv.out")"
+awk -v fm="$fmed" -v tm="$tmed" -v pt="$ptyp" 'BEGIN {
+	printf "%-10s %14.1f us med %14.1f us typ %7.2fx  (bare verbs, the same two writes with immediate, no engine: the engine adds %.1f us)\n", "64 B floor", fm, pt, fm / pt, tm - fm }'
 echo "(MB = 10^6 bytes.  ib_write_lat reports half a round trip; a fetch is a whole one: request, then the data.)"

@@ -5,14 +5,15 @@
 #
 #   bash ci/rxe/lat-ab.sh BIN [BIN...]     # boots ci/rxe/vm.sh --devices 2
 #
-# Knobs: LAT_ROUNDS (default 3), BENCH_LAT_ITERS (default 3000).
+# Knobs: LAT_ROUNDS (default 3), BENCH_LAT_ITERS (default 3000), LAT_FLOOR=1
+# (also the bare-verbs floor, bench rxe --floor, each round).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ $# -ge 1 ] || { echo "usage: $0 BIN [BIN...]" >&2; exit 2; }
 if [ -z "${RXE_DEV1:-}" ]; then
 	exec bash "$here/vm.sh" --devices 2 --mem 2048 --env LAT_ROUNDS \
-		--env BENCH_LAT_ITERS -- bash "$here/lat-ab.sh" "$@"
+		--env BENCH_LAT_ITERS --env LAT_FLOOR -- bash "$here/lat-ab.sh" "$@"
 fi
 iters=${BENCH_LAT_ITERS:-3000}
 listening() { [ -n "$(ss -Hltn "sport = :$1")" ]; }
@@ -32,4 +33,9 @@ for ((r = 1; r <= ${LAT_ROUNDS:-3}; r++)); do
 		printf '%s: %s\n' "$b" "$("$b" bench rxe --sizes 4096 --bytes 65536 \
 			--lat-iters "$iters" 2>&1 | grep 'bench-rxe lat' || echo failed)"
 	done
+	# The protocol's floor (bare verbs), with the first binary.
+	if [ -n "${LAT_FLOOR:-}" ]; then
+		"$1" bench rxe --sizes 4096 --bytes 65536 --lat-iters "$iters" \
+			--floor 2>&1 | grep 'bench-rxe floor' || echo "floor: failed"
+	fi
 done

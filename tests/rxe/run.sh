@@ -253,6 +253,26 @@ fiu_ctrl_test() {
 }
 fiu_ctrl_test
 
+# ---- the benchmark runs: every figure it prints is there and positive --------
+bench_smoke() {
+	local out
+	[ -n "$only" ] && [ "$only" != bench_smoke ] && return 0
+	out=$("$tv" bench rxe --sizes 4096,65536 --bytes 262144 --lat-iters 200 \
+		--floor 2>&1)
+	if [ $? = 0 ] &&
+		printf '%s\n' "$out" | awk '
+			$1 == "bench-rxe" && $2 == "bw" && $4 > 0 { bw++ }
+			$1 == "bench-rxe" && $2 == "lat" && $5 > 0 { lat++ }
+			$1 == "bench-rxe" && $2 == "floor" && $4 > 0 { floor++ }
+			END { exit !(bw == 2 && lat == 1 && floor == 1) }'; then
+		result bench_smoke pass "($(printf '%s\n' "$out" | awk '$2 == "lat" { l = $5 } $2 == "floor" { f = $4 } END { printf "fetch %s us, bare verbs %s us", l, f }'))"
+	else
+		result bench_smoke fail
+		printf '%s\n' "$out" | tail -n 12
+	fi
+}
+bench_smoke
+
 # ---- refusals: a clear message and a non-zero exit ---------------------------
 port=$((port + 16))
 c2=$(cluster 2 "$port")
