@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+/* Inlined: names are hashed on every request and response. */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "alloc.h"
