@@ -32,10 +32,14 @@ if [ -z "${RXE_DEV1:-}" ]; then
 				END { if (!found) printf "%8s", "-" }'
 	}
 	calls() { # calls FILE FUNCTION: how often it ran
+		# A block: its callers ("<"), then the function ("*").
 		callgrind_annotate --inclusive=yes --tree=caller "$1" 2>/dev/null |
-			awk -v fn="$2" '$0 ~ "<.*[/:]" fn " \\(" {
-				s = $0; sub(/.*\(/, "", s); sub(/x\).*/, "", s)
-				gsub(",", "", s); n += s } END { print n + 0 }'
+			awk -v fn="$2" '
+				/^ *$/ { blk = 0; next }
+				/ < / { s = $0; sub(/.*\(/, "", s); sub(/x\).*/, "", s)
+					gsub(",", "", s); blk += s; next }
+				$0 ~ "\\*  .*[/:]" fn "( |$)" { n += blk }
+				END { print n + 0 }'
 	}
 	for f in "$out"/cg.*; do
 		n=$(calls "$f" tv_engine_recv_async)
