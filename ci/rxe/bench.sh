@@ -32,11 +32,6 @@ for t in ib_write_bw ib_write_lat ss; do
 	command -v "$t" >/dev/null || { echo "bench: $t not found (perftest, iproute2)" >&2; exit 2; }
 done
 
-echo "---- tensorverbs bench rxe ($RXE_DEV0 -> $RXE_DEV1)"
-# shellcheck disable=SC2086
-"$tv" bench rxe --sizes "$sizes" --bytes "$bytes" --lat-iters "$lat_iters" --floor ${BENCH_ARGS:-} |
-	tee "$work/tv.out"
-
 wait_listen() { # wait_listen PORT PID
 	local i
 	for ((i = 0; i < 200; i++)); do
@@ -60,6 +55,17 @@ perf() {
 }
 
 field() { awk -v s="$2" -v c="$3" '$1 == s && NF >= c { print $c; exit }' "$1"; }
+
+# ib_write_lat once before too: how much the host's load moved it in this
+# boot says how far the latency ratio can be trusted.
+port=18590
+perf ib_write_lat "$port" "$work/lat0" -s 64 -n "$lat_iters"
+echo "ib_write_lat 64 (before): typical $(field "$work/lat0" 64 5) us"
+
+echo "---- tensorverbs bench rxe ($RXE_DEV0 -> $RXE_DEV1)"
+# shellcheck disable=SC2086
+"$tv" bench rxe --sizes "$sizes" --bytes "$bytes" --lat-iters "$lat_iters" --floor ${BENCH_ARGS:-} |
+	tee "$work/tv.out"
 
 port=18600
 echo "---- perftest"
@@ -100,4 +106,8 @@ awk -v tm="$tmed" -v ta="$tavg" -v t99="$tp99" -v pt="$ptyp" -v pa="$pavg" 'BEGI
 read -r _ _ _ fmed _ <<<"$(grep '^bench-rxe floor 64 ' "$work/tv.out")"
 awk -v fm="$fmed" -v tm="$tmed" -v pt="$ptyp" 'BEGIN {
 	printf "%-10s %14.1f us med %14.1f us typ %7.2fx  (bare verbs, the same two writes with immediate, no engine: the engine adds %.1f us)\n", "64 B floor", fm, pt, fm / pt, tm - fm }'
+awk -v a="$(field "$work/lat0" 64 5)" -v b="$ptyp" 'BEGIN {
+	lo = a < b ? a : b; hi = a < b ? b : a
+	if (lo > 0 && hi / lo > 1.25)
+		printf "NOTE: ib_write_lat moved from %s to %s us typical within this boot (the host is busy): the latency ratios are not to be trusted; compare in one boot with ci/rxe/lat-ab.sh\n", a, b }'
 echo "(MB = 10^6 bytes.  ib_write_lat reports half a round trip; a fetch is a whole one: request, then the data.)"
