@@ -18,6 +18,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -554,6 +555,14 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 	return o->addr[0].ss_family && o->addr[1].ss_family ? 0 : -EINVAL;
 }
 
+/* A forked node goes when the process that forked it does. */
+static void die_with(pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent) /* it went before prctl() */
+		_exit(CLI_EXIT_FAIL);
+}
+
 static uint16_t *addr_port(struct sockaddr_storage *ss)
 {
 	return ss->ss_family == AF_INET6 ?
@@ -566,17 +575,21 @@ static int run_floor(const struct br_opts *o)
 {
 	struct sockaddr_storage srv = o->addr[1], src = o->addr[0];
 	int status = 0, ret;
-	pid_t pid;
+	pid_t pid, parent;
 
 	*addr_port(&srv) = htons((uint16_t)(ntohs(*addr_port(&srv)) + 1));
 	*addr_port(&src) = 0;
 	fflush(stdout);
+	parent = getpid();
 	pid = fork();
 	if (pid < 0)
 		return -errno;
-	if (pid == 0)
+	if (pid == 0) {
+		/* Not left waiting for a client that died. */
+		die_with(parent);
 		_exit(bench_floor((struct sockaddr *)&srv, NULL, true,
 				  o->lat_iters, 64) ? CLI_EXIT_FAIL : CLI_EXIT_OK);
+	}
 	ret = bench_floor((struct sockaddr *)&srv, (struct sockaddr *)&src,
 			  false, o->lat_iters, 64);
 	if (ret)
@@ -589,7 +602,7 @@ int cli_bench_rxe(int argc, char **argv, const char *argv0)
 {
 	struct br_opts o;
 	int status = 0, ret;
-	pid_t pid;
+	pid_t pid, parent;
 
 	(void)argv0;
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -613,13 +626,16 @@ int cli_bench_rxe(int argc, char **argv, const char *argv0)
 		o.bd->first_step = o.nsizes * BR_STEP_STRIDE + 10;
 	}
 	fflush(stdout);
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		perror("bench rxe: fork");
 		return CLI_EXIT_FAIL;
 	}
-	if (pid == 0)
+	if (pid == 0) {
+		die_with(parent);
 		_exit(run_node(&o, 1) ? CLI_EXIT_FAIL : CLI_EXIT_OK);
+	}
 	ret = run_node(&o, 0);
 	if (ret)
 		kill(pid, SIGTERM);
