@@ -107,34 +107,44 @@ struct tv__freelist {
 	uint32_t n;
 };
 
+/*
+ * The list's head, taken off it (its contents as they were), or NULL with
+ * *empty_p set when the list has none.  Recycled or not, an allocation is
+ * where engine/alloc fires.
+ */
+static inline void *tv__fl_pop(struct tv__freelist *fl, bool *empty_p)
+{
+	void *p = fl->head;
+
+	*empty_p = !p;
+	if (!p || TV__FIU_FAIL("engine/alloc"))
+		return NULL;
+	memcpy(&fl->head, p, sizeof(void *));
+	fl->n--;
+	return p;
+}
+
 /* As tv__alloc_with_status(), from the list when it has one. */
 static inline void *tv__fl_alloc(struct tv__freelist *fl, size_t size,
 				 size_t status_off)
 {
-	char *p = fl->head;
+	bool empty;
+	char *p = tv__fl_pop(fl, &empty);
 
-	if (!p)
+	if (empty)
 		return tv__alloc_with_status(size, status_off);
-	/* Recycled or not, an allocation is where engine/alloc fires. */
-	if (TV__FIU_FAIL("engine/alloc"))
-		return NULL;
-	memcpy(&fl->head, p, sizeof(void *));
-	fl->n--;
-	return tv__clear_with_status(p, status_off);
+	return p ? tv__clear_with_status(p, status_off) : NULL;
 }
 
 /* As tv__calloc(1, size), from the list when it has one. */
 static inline void *tv__fl_calloc(struct tv__freelist *fl, size_t size)
 {
-	void *p = fl->head;
+	bool empty;
+	void *p = tv__fl_pop(fl, &empty);
 
-	if (!p)
+	if (empty)
 		return tv__calloc(1, size);
-	if (TV__FIU_FAIL("engine/alloc"))
-		return NULL;
-	memcpy(&fl->head, p, sizeof(void *));
-	fl->n--;
-	return memset(p, 0, size);
+	return p ? memset(p, 0, size) : NULL;
 }
 
 #define TV__FL_ALLOC(fl, type, member) \

@@ -252,11 +252,12 @@ struct tv_engine {
 	struct tv_hmap tags;          /* struct tv_tag or struct tv_response */
 	struct tv_hmap tag_waiters;   /* responses waiting for a tensor */
 	struct tv_list deadlines;     /* requests with a deadline, FIFO */
-	/* Scratch: a received message stays intact while callbacks send. */
+	/* Recycled objects of the hot path (alloc.h). */
 	struct tv__freelist free_requests;
 	struct tv__freelist free_responses;
 	struct tv__freelist free_tensors;  /* struct tv_tensor, data apart */
 	struct tv__freelist free_tags;
+	/* Scratch: a received message stays intact while callbacks send. */
 	struct tv_msg rx_msg;         /* decode */
 	struct tv_msg tx_msg;         /* encode */
 	struct tv_engine_stats stats;

@@ -290,7 +290,7 @@ void tv__response_on_request(struct tv_channel *ch, const struct tv_msg *msg)
 	tag = tv__tag_take(e, msg->step_id, msg->name, msg->name_len);
 	if (tag) {
 		response_process(resp, tag);
-		tv__tag_free(ch->engine, tag);
+		tv__tag_free(e, tag);
 		return;
 	}
 	resp->state = TV_RESP_WAIT_TENSOR;

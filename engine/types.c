@@ -37,10 +37,9 @@ static const char *const code_names[TV_CODE_MAX + 1] = {
 };
 
 /*
- * The dtypes tensorverbs knows.  DataType values are sparse, so this is a
- * list rather than a table indexed by value; it is short enough to scan.
+ * The dtypes tensorverbs knows, indexed by DataType value (sparse: the
+ * gaps have no name): a lookup is one bounds check, no scan.
  */
-/* Indexed by the DataType value: a lookup is one bounds check, no scan. */
 static const struct dtype_info {
 	enum tv_dtype dtype;
 	const char *name; /* TensorFlow's spelling (DataTypeString); NULL: none */
