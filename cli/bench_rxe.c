@@ -519,8 +519,12 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : "";
 
-		if (!strcmp(a, "--breakdown") || !strcmp(a, "--floor")) {
-			*(a[2] == 'b' ? &o->want_breakdown : &o->want_floor) = true;
+		if (!strcmp(a, "--breakdown")) {
+			o->want_breakdown = true;
+			continue;
+		}
+		if (!strcmp(a, "--floor")) {
+			o->want_floor = true;
 			continue;
 		}
 		i++;
@@ -571,38 +575,50 @@ static uint16_t *addr_port(struct sockaddr_storage *ss)
 }
 
 /* --floor: node 1's address on the next port answers, node 0 asks. */
-static int run_floor(const struct br_opts *o)
+static int floor_node(const struct br_opts *o, uint32_t id)
 {
 	struct sockaddr_storage srv = o->addr[1], src = o->addr[0];
-	int status = 0, ret;
-	pid_t pid, parent;
 
 	*addr_port(&srv) = htons((uint16_t)(ntohs(*addr_port(&srv)) + 1));
 	*addr_port(&src) = 0;
+	return bench_floor((struct sockaddr *)&srv,
+			   id ? NULL : (struct sockaddr *)&src, id == 1,
+			   o->lat_iters, 64);
+}
+
+/* Node 1 in a forked child, node 0 here; 0 when both succeeded. */
+static int run_pair(int (*node)(const struct br_opts *o, uint32_t id),
+		    const struct br_opts *o, const char *what)
+{
+	int status = 0, ret;
+	pid_t pid, parent = getpid();
+
 	fflush(stdout);
-	parent = getpid();
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		perror("bench rxe: fork");
 		return -errno;
-	if (pid == 0) {
-		/* Not left waiting for a client that died. */
-		die_with(parent);
-		_exit(bench_floor((struct sockaddr *)&srv, NULL, true,
-				  o->lat_iters, 64) ? CLI_EXIT_FAIL : CLI_EXIT_OK);
 	}
-	ret = bench_floor((struct sockaddr *)&srv, (struct sockaddr *)&src,
-			  false, o->lat_iters, 64);
+	if (pid == 0) {
+		die_with(parent);
+		_exit(node(o, 1) ? CLI_EXIT_FAIL : CLI_EXIT_OK);
+	}
+	ret = node(o, 0);
 	if (ret)
 		kill(pid, SIGTERM);
 	waitpid(pid, &status, 0);
-	return ret ? ret : WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
+	if (ret || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "bench rxe: %s failed (node 0 %d, node 1 exit "
+			"%d)\n", what, ret,
+			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		return ret ? ret : -EIO;
+	}
+	return 0;
 }
 
 int cli_bench_rxe(int argc, char **argv, const char *argv0)
 {
 	struct br_opts o;
-	int status = 0, ret;
-	pid_t pid, parent;
 
 	(void)argv0;
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -625,28 +641,11 @@ int cli_bench_rxe(int argc, char **argv, const char *argv0)
 		/* bench_lat(): steps 10.. of the latency index are timed. */
 		o.bd->first_step = o.nsizes * BR_STEP_STRIDE + 10;
 	}
-	fflush(stdout);
-	parent = getpid();
-	pid = fork();
-	if (pid < 0) {
-		perror("bench rxe: fork");
+	/* Node 0 fetches, node 1 publishes; then the floor, if asked. */
+	if (run_pair(run_node, &o, "the engine's run") ||
+	    (o.want_floor && run_pair(floor_node, &o, "--floor")))
 		return CLI_EXIT_FAIL;
-	}
-	if (pid == 0) {
-		die_with(parent);
-		_exit(run_node(&o, 1) ? CLI_EXIT_FAIL : CLI_EXIT_OK);
-	}
-	ret = run_node(&o, 0);
-	if (ret)
-		kill(pid, SIGTERM);
-	waitpid(pid, &status, 0);
-	if (ret || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "bench rxe: failed (fetcher %d, publisher exit "
-			"%d)\n", ret, WIFEXITED(status) ? WEXITSTATUS(status) :
-							   -1);
-		return CLI_EXIT_FAIL;
-	}
-	return o.want_floor && run_floor(&o) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 #else /* !TV_HAVE_RDMACM */

@@ -311,32 +311,18 @@ static int edit_fault_simpler(json_t *sc, size_t i,
 	}
 }
 
-/* Every send of every step, in order: place i. */
-static json_t *nth_send(json_t *sc, size_t i)
+/* Every send (key "sends") or receive ("recvs") of every step, in order. */
+static json_t *nth_item(json_t *sc, const char *key, size_t i)
 {
 	json_t *step;
 	size_t si;
 
 	json_array_foreach(steps_of(sc), si, step) {
-		size_t n = json_array_size(json_object_get(step, "sends"));
+		json_t *items = json_object_get(step, key);
+		size_t n = json_array_size(items);
 
 		if (i < n)
-			return json_array_get(json_object_get(step, "sends"), i);
-		i -= n;
-	}
-	return NULL;
-}
-
-static json_t *nth_recv(json_t *sc, size_t i)
-{
-	json_t *step;
-	size_t si;
-
-	json_array_foreach(steps_of(sc), si, step) {
-		size_t n = json_array_size(json_object_get(step, "recvs"));
-
-		if (i < n)
-			return json_array_get(json_object_get(step, "recvs"), i);
+			return json_array_get(items, i);
 		i -= n;
 	}
 	return NULL;
@@ -367,7 +353,7 @@ static int halve_shape(json_t *shape, bool drop_ones)
 static int edit_send_simpler(json_t *sc, size_t i,
 		              const struct shrink_res *cur)
 {
-	json_t *s = nth_send(sc, i / 6), *shape;
+	json_t *s = nth_item(sc, "sends", i / 6), *shape;
 	const char *dt;
 
 	if (!s)
@@ -408,7 +394,7 @@ static int edit_send_simpler(json_t *sc, size_t i,
 static int edit_recv_simpler(json_t *sc, size_t i,
 		              const struct shrink_res *cur)
 {
-	json_t *r = nth_recv(sc, i / 2);
+	json_t *r = nth_item(sc, "recvs", i / 2);
 
 	if (!r)
 		return -ENOENT;
@@ -534,17 +520,27 @@ static int edit_pin_faults(json_t *sc, size_t i, const struct shrink_res *cur)
 #define SHRINK_REAIM_HITS 64
 #define SHRINK_REAIM_TRANSFERS 16
 
+/* The plan's one rule if it fires once, at a counted hit; else NULL. */
+static json_t *one_shot_rule(json_t *sc)
+{
+	json_t *plan = json_object_get(sc, "faults"), *r = json_array_get(plan, 0);
+
+	if (json_array_size(plan) != 1 ||
+	    json_integer_value(json_object_get(r, "nth")) < 1 ||
+	    json_integer_value(json_object_get(r, "count")) != 1 ||
+	    json_object_get(r, "probability"))
+		return NULL;
+	return r;
+}
+
 static int edit_drop_and_reaim(json_t *sc, size_t i,
 			       const struct shrink_res *cur)
 {
-	json_t *plan = json_object_get(sc, "faults"), *r = json_array_get(plan, 0);
+	json_t *r = one_shot_rule(sc);
 	int rc;
 
 	/* Transfers x 64 runs: only for the last few transfers. */
-	if (json_array_size(plan) != 1 || !json_object_get(r, "nth") ||
-	    json_integer_value(json_object_get(r, "count")) != 1 ||
-	    json_object_get(r, "probability") ||
-	    cur->transfers > SHRINK_REAIM_TRANSFERS)
+	if (!r || cur->transfers > SHRINK_REAIM_TRANSFERS)
 		return -ENOENT;
 	rc = edit_drop_transfer(sc, i / SHRINK_REAIM_HITS, cur);
 	if (rc)
@@ -564,14 +560,12 @@ static int edit_drop_and_reaim(json_t *sc, size_t i,
 static int edit_drop_and_shift(json_t *sc, size_t i,
 			       const struct shrink_res *cur)
 {
-	json_t *plan = json_object_get(sc, "faults"), *r = json_array_get(plan, 0);
+	json_t *r = one_shot_rule(sc);
 	json_int_t nth = json_integer_value(json_object_get(r, "nth"));
 	json_int_t shift = (json_int_t)(i % SHRINK_SHIFT_HITS);
 	int rc;
 
-	if (json_array_size(plan) != 1 || nth < 1 ||
-	    json_integer_value(json_object_get(r, "count")) != 1 ||
-	    json_object_get(r, "probability"))
+	if (!r)
 		return -ENOENT;
 	rc = edit_drop_transfer(sc, i / SHRINK_SHIFT_HITS, cur);
 	if (rc)
