@@ -87,19 +87,6 @@ static int cm_err(void)
 	return errno > 0 ? -errno : -EIO;
 }
 
-static void emsg(char *msg, size_t cap, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void emsg(char *msg, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!msg || !cap)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, cap, fmt, ap);
-	va_end(ap);
-}
-
 static void cm_note(struct tv_cm *cm, uint32_t peer, enum tv_cm_note n,
 		    const char *text)
 {
@@ -146,16 +133,16 @@ static int check_device(struct tv_cm *cm, struct rdma_cm_id *id, char *msg,
 	const char *name;
 
 	if (!id->verbs) {
-		emsg(msg, cap, "rdma_cm bound the id to no RDMA device");
+		ibb_msg(msg, cap, "rdma_cm bound the id to no RDMA device");
 		return -ENODEV;
 	}
 	name = ibv_get_device_name(id->verbs->device);
 	if (strcmp(name, cm->dev_name) || id->port_num != cm->port ||
 	    ibv_get_device_guid(id->verbs->device) != cm->guid) {
-		emsg(msg, cap, "rdma_cm resolved the connection to %s port %u, "
-		     "but this node's engine uses %s port %u (addresses of one "
-		     "node must be on one device)", name, id->port_num,
-		     cm->dev_name, cm->port);
+		ibb_msg(msg, cap, "rdma_cm resolved the connection to %s port %u, "
+			"but this node's engine uses %s port %u (addresses of one "
+			"node must be on one device)", name, id->port_num,
+			cm->dev_name, cm->port);
 		return -EXDEV;
 	}
 	return 0;
@@ -171,19 +158,19 @@ static int cm_bind(struct tv_cm *cm, char *msg, size_t cap)
 	tv_cm_format_addr((const struct sockaddr *)&cm->cfg.addr, a, sizeof(a));
 	if (rdma_create_id(cm->ec, &cm->listen_id, NULL, RDMA_PS_TCP)) {
 		ret = cm_err();
-		emsg(msg, cap, "rdma_create_id: %s", strerror(-ret));
+		ibb_msg(msg, cap, "rdma_create_id: %s", strerror(-ret));
 		return ret;
 	}
 	if (rdma_bind_addr(cm->listen_id, (struct sockaddr *)&cm->cfg.addr)) {
 		ret = cm_err();
-		emsg(msg, cap, "cannot bind %s with rdma_cm: %s (is the address "
-		     "on an RDMA device? `tensorverbs devices` lists them)", a,
-		     strerror(-ret));
+		ibb_msg(msg, cap, "cannot bind %s with rdma_cm: %s (is the address "
+			"on an RDMA device? `tensorverbs devices` lists them)", a,
+			strerror(-ret));
 		return ret;
 	}
 	if (!cm->listen_id->verbs) {
-		emsg(msg, cap, "%s is not the address of an RDMA device "
-		     "(rdma_bind_addr found none)", a);
+		ibb_msg(msg, cap, "%s is not the address of an RDMA device "
+			"(rdma_bind_addr found none)", a);
 		return -ENODEV;
 	}
 	snprintf(cm->dev_name, sizeof(cm->dev_name), "%s",
@@ -218,8 +205,8 @@ int tv_cm_create(const struct tv_cm_config *cfg, char *msg, size_t msg_cap,
 	cm->ec = rdma_create_event_channel();
 	if (!cm->ec) {
 		ret = cm_err();
-		emsg(msg, msg_cap, "rdma_create_event_channel: %s (rdma_ucm "
-		     "module not loaded?)", strerror(-ret));
+		ibb_msg(msg, msg_cap, "rdma_create_event_channel: %s (rdma_ucm "
+			"module not loaded?)", strerror(-ret));
 		goto fail;
 	}
 	/* Non-blocking: progress drains events without ever sleeping. */
@@ -326,16 +313,16 @@ int tv_cm_ibv_config(struct tv_cm *cm, const struct tv_ibv_config *env,
 	cfg = *env;
 	tv_cm_format_addr((const struct sockaddr *)&cm->cfg.addr, a, sizeof(a));
 	if (cfg.device[0] && strcmp(cfg.device, cm->dev_name)) {
-		emsg(msg, msg_cap, "%s=%s, but %s is on device %s: one node, "
-		     "one device (unset it or name %s)",
-		     env->source[TV_IBV_VAR_DEVICE] ?
-			     env->source[TV_IBV_VAR_DEVICE] : "RDMA_DEVICE",
-		     cfg.device, a, cm->dev_name, cm->dev_name);
+		ibb_msg(msg, msg_cap, "%s=%s, but %s is on device %s: one node, "
+			"one device (unset it or name %s)",
+			env->source[TV_IBV_VAR_DEVICE] ?
+				env->source[TV_IBV_VAR_DEVICE] : "RDMA_DEVICE",
+			cfg.device, a, cm->dev_name, cm->dev_name);
 		return -EINVAL;
 	}
 	if (cfg.port && cfg.port != cm->port) {
-		emsg(msg, msg_cap, "RDMA_DEVICE_PORT=%u, but %s is on %s "
-		     "port %u", cfg.port, a, cm->dev_name, cm->port);
+		ibb_msg(msg, msg_cap, "RDMA_DEVICE_PORT=%u, but %s is on %s "
+			"port %u", cfg.port, a, cm->dev_name, cm->port);
 		return -EINVAL;
 	}
 	snprintf(cfg.device, sizeof(cfg.device), "%s", cm->dev_name);
@@ -362,20 +349,20 @@ int tv_cm_attach(struct tv_cm *cm, struct tv_engine *engine, char *msg,
 	/* Under the fault layer, if the engine's device is wrapped. */
 	dev = tv_vf_base_device(tv_engine_device(engine));
 	if (tv_ibv_device_config(dev, &cfg)) {
-		emsg(msg, msg_cap, "the engine's device is not an ibverbs one");
+		ibb_msg(msg, msg_cap, "the engine's device is not an ibverbs one");
 		return -EINVAL;
 	}
 	bd = to_ibv_backend_dev(dev);
 	if (strcmp(cfg.device, cm->dev_name) || cfg.port != cm->port ||
 	    ibv_get_device_guid(bd->ctx->device) != cm->guid) {
-		emsg(msg, msg_cap, "the engine uses %s port %u, rdma_cm found "
-		     "the address on %s port %u", cfg.device, cfg.port,
-		     cm->dev_name, cm->port);
+		ibb_msg(msg, msg_cap, "the engine uses %s port %u, rdma_cm found "
+			"the address on %s port %u", cfg.device, cfg.port,
+			cm->dev_name, cm->port);
 		return -EXDEV;
 	}
 	if (rdma_listen(cm->listen_id, 64)) {
 		ret = cm_err();
-		emsg(msg, msg_cap, "rdma_listen: %s", strerror(-ret));
+		ibb_msg(msg, msg_cap, "rdma_listen: %s", strerror(-ret));
 		return ret;
 	}
 	cm->engine = engine;

@@ -14,6 +14,8 @@
 
 #include <tensorverbs/ibverbs.h>
 
+#include "ibverbs_priv.h"
+
 struct var_desc {
 	const char *name;     /* the README spelling */
 	const char *alt;      /* the code spelling, NULL when the same */
@@ -38,10 +40,7 @@ static const struct var_desc vars[TV_IBV_VAR_COUNT] = {
 	[TV_IBV_VAR_TRAFFIC_CLASS] = { "RDMA_TRAFFIC_CLASS", NULL, 0, 255 },
 };
 
-static void set_msg(char *msg, size_t cap, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_msg(char *msg, size_t cap, const char *fmt, ...)
+void ibb_msg(char *msg, size_t cap, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -119,7 +118,7 @@ static int parse_one(enum tv_ibv_var var, const char *name, const char *s,
 
 	if (var == TV_IBV_VAR_MTU) {
 		if (parse_decimal(s, &v) || mtu_from_bytes(v, &mtu)) {
-			set_msg(msg, cap,
+			ibb_msg(msg, cap,
 				"%s=%s: invalid MTU, valid values are 256, "
 				"512, 1024, 2048, 4096 (bytes, at most the "
 				"port's active MTU)", name, s);
@@ -130,13 +129,13 @@ static int parse_one(enum tv_ibv_var var, const char *name, const char *s,
 	}
 	ret = parse_decimal(s, &v);
 	if (ret == -EINVAL) {
-		set_msg(msg, cap,
+		ibb_msg(msg, cap,
 			"%s=%s: not a decimal number, valid values are %lu..%lu",
 			name, s, d->min, d->max);
 		return -EINVAL;
 	}
 	if (ret == -ERANGE || v < d->min || v > d->max) {
-		set_msg(msg, cap, "%s=%s: out of range, valid values are %lu..%lu",
+		ibb_msg(msg, cap, "%s=%s: out of range, valid values are %lu..%lu",
 			name, s, d->min, d->max);
 		return -EINVAL;
 	}
@@ -173,7 +172,7 @@ static int read_number(tv_ibv_getenv_fn fn, void *ctx, enum tv_ibv_var var,
 	if (s2 && parse_one(var, d->alt, s2, msg, cap, &v2))
 		return -EINVAL;
 	if (s1 && s2 && v1 != v2) {
-		set_msg(msg, cap,
+		ibb_msg(msg, cap,
 			"%s=%s and %s=%s disagree: they name the same setting, "
 			"set one of them", d->name, s1, d->alt, s2);
 		return -EINVAL;
@@ -194,7 +193,7 @@ static int read_device(tv_ibv_getenv_fn fn, void *ctx, char *msg, size_t cap,
 	if (!s)
 		return 0;
 	if (strlen(s) >= sizeof(cfg->device)) {
-		set_msg(msg, cap,
+		ibb_msg(msg, cap,
 			"%s: device name too long, valid names have at most "
 			"%zu characters", name, sizeof(cfg->device) - 1);
 		return -EINVAL;
@@ -330,7 +329,7 @@ static int find_device(const struct tv_ibv_config *cfg,
 						"%s%s", i ? ", " : "",
 						infos[i].attr.name);
 	}
-	set_msg(msg, cap, "%s=%s: no such device, valid names are: %s",
+	ibb_msg(msg, cap, "%s=%s: no such device, valid names are: %s",
 		src_name(cfg, TV_IBV_VAR_DEVICE), cfg->device,
 		count ? have : "(no RDMA device on this machine)");
 	return -EINVAL;
@@ -364,7 +363,7 @@ static int pick_port(const struct tv_ibv_config *cfg,
 			if (first_active_port(&infos[idx]))
 				break;
 		if (idx == count) {
-			set_msg(msg, cap, "no RDMA device with an active port "
+			ibb_msg(msg, cap, "no RDMA device with an active port "
 				"(%zu device(s) found); set RDMA_DEVICE and "
 				"RDMA_DEVICE_PORT or bring a port up", count);
 			return -ENODEV;
@@ -374,7 +373,7 @@ static int pick_port(const struct tv_ibv_config *cfg,
 	if (!cfg->port) {
 		*port_p = first_active_port(info);
 		if (!*port_p) {
-			set_msg(msg, cap, "%s=%s: no active port on the device",
+			ibb_msg(msg, cap, "%s=%s: no active port on the device",
 				src_name(cfg, TV_IBV_VAR_DEVICE), info->attr.name);
 			return -EINVAL;
 		}
@@ -382,14 +381,14 @@ static int pick_port(const struct tv_ibv_config *cfg,
 		return 0;
 	}
 	if (cfg->port > info->num_ports) {
-		set_msg(msg, cap, "%s=%u: out of range, valid values are 1..%u "
+		ibb_msg(msg, cap, "%s=%u: out of range, valid values are 1..%u "
 			"on %s", src_name(cfg, TV_IBV_VAR_PORT), cfg->port,
 			info->num_ports, info->attr.name);
 		return -EINVAL;
 	}
 	*port_p = &info->ports[cfg->port - 1];
 	if ((*port_p)->attr.state != TV_PORT_ACTIVE) {
-		set_msg(msg, cap, "%s=%u: port is %s on %s, valid values are "
+		ibb_msg(msg, cap, "%s=%u: port is %s on %s, valid values are "
 			"its ACTIVE ports", src_name(cfg, TV_IBV_VAR_PORT),
 			cfg->port, tv_ibv_port_state_str((*port_p)->attr.state),
 			info->attr.name);
@@ -447,17 +446,17 @@ static int resolve_gid(const struct tv_ibv_config *cfg,
 	if (idx < 0) {
 		idx = default_gid(port);
 		if (idx < 0) {
-			set_msg(msg, cap, "%s port %u has no valid GID; set %s",
+			ibb_msg(msg, cap, "%s port %u has no valid GID; set %s",
 				info->attr.name, port->port_num, var);
 			return -EINVAL;
 		}
 	} else if ((uint32_t)idx >= len) {
-		set_msg(msg, cap, "%s=%d: out of range, valid values are 0..%u "
+		ibb_msg(msg, cap, "%s=%d: out of range, valid values are 0..%u "
 			"on %s port %u", var, idx, len ? len - 1 : 0,
 			info->attr.name, port->port_num);
 		return -EINVAL;
 	} else if (!gid_at(port, (uint32_t)idx)) {
-		set_msg(msg, cap, "%s=%d: the GID table entry is empty on %s "
+		ibb_msg(msg, cap, "%s=%d: the GID table entry is empty on %s "
 			"port %u; valid values are the indexes "
 			"`tensorverbs devices` lists", var, idx,
 			info->attr.name, port->port_num);
@@ -477,21 +476,21 @@ static int resolve_limits(const struct tv_ibv_config *cfg,
 	enum tv_vf_mtu active = port->attr.active_mtu;
 
 	if (pkeys && cfg->pkey_index >= pkeys) {
-		set_msg(msg, cap, "%s=%u: out of range, valid values are 0..%u "
+		ibb_msg(msg, cap, "%s=%u: out of range, valid values are 0..%u "
 			"on %s port %u", src_name(cfg, TV_IBV_VAR_PKEY_INDEX),
 			cfg->pkey_index, pkeys - 1, info->attr.name,
 			port->port_num);
 		return -EINVAL;
 	}
 	if (info->attr.max_qp_wr && cfg->queue_depth > info->attr.max_qp_wr) {
-		set_msg(msg, cap, "%s=%u: out of range, valid values are 1..%u "
+		ibb_msg(msg, cap, "%s=%u: out of range, valid values are 1..%u "
 			"on %s", src_name(cfg, TV_IBV_VAR_QUEUE_DEPTH),
 			cfg->queue_depth, info->attr.max_qp_wr, info->attr.name);
 		return -EINVAL;
 	}
 	/* Equal to the active MTU is valid (the original refused it). */
 	if (cfg->mtu && cfg->mtu > active) {
-		set_msg(msg, cap, "%s=%d: above the active MTU of %s port %u, "
+		ibb_msg(msg, cap, "%s=%d: above the active MTU of %s port %u, "
 			"valid values are 256..%d", src_name(cfg, TV_IBV_VAR_MTU),
 			tv_vf_mtu_bytes(cfg->mtu), info->attr.name,
 			port->port_num, tv_vf_mtu_bytes(active));

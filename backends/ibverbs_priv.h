@@ -1,5 +1,6 @@
 /*
- * This file is private to the libibverbs backend (backends/ibverbs.c).
+ * This file is private to the libibverbs backend (backends/ibverbs.c,
+ * config.c) and the rdma_cm set-up (cm.c).
  *
  * Each backend object embeds its facade object as "base" and gets back to
  * itself with container_of (the to_ibv_backend_*() helpers).
@@ -8,6 +9,7 @@
 #define TV_BACKENDS_IBVERBS_PRIV_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
@@ -95,5 +97,12 @@ static inline struct ibv_backend_qp *to_ibv_backend_qp(struct tv_vf_qp *qp)
 {
 	return TV_CONTAINER_OF(qp, struct ibv_backend_qp, base);
 }
+
+/*
+ * The backends' error text for a caller's buffer (config.c): like
+ * snprintf(), and nothing when msg is NULL or cap is 0.
+ */
+void ibb_msg(char *msg, size_t cap, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 #endif /* TV_BACKENDS_IBVERBS_PRIV_H */
