@@ -253,31 +253,31 @@ static int parse_late_nodes(struct ju_ctx *jc, json_t *root,
 }
 
 /* A late node does nothing before it starts: it does not exist yet. */
+static int check_late(struct ju_ctx *jc, const struct scenario *sc,
+		      uint32_t node, uint64_t at_ns, const char *verb,
+		      const char *name, uint64_t step_id)
+{
+	if (at_ns >= sc->start_ns[node])
+		return 0;
+	return ju_fail(jc, "$.late_nodes",
+		       "node %u starts at %llu ns but %s '%s' of step %llu at %llu ns",
+		       node, (unsigned long long)sc->start_ns[node], verb, name,
+		       (unsigned long long)step_id, (unsigned long long)at_ns);
+}
+
 static int check_late_nodes(struct ju_ctx *jc, const struct scenario *sc)
 {
-	for (size_t i = 0; i < sc->nsends; i++) {
-		const struct sc_send *s = &sc->sends[i];
+	int ret = 0;
 
-		if (s->at_ns < sc->start_ns[s->from])
-			return ju_fail(jc, "$.late_nodes",
-				       "node %u starts at %llu ns but publishes '%s' of step %llu at %llu ns",
-				       s->from,
-				       (unsigned long long)sc->start_ns[s->from],
-				       s->name, (unsigned long long)s->step_id,
-				       (unsigned long long)s->at_ns);
-	}
-	for (size_t i = 0; i < sc->nrecvs; i++) {
-		const struct sc_recv *r = &sc->recvs[i];
-
-		if (r->at_ns < sc->start_ns[r->node])
-			return ju_fail(jc, "$.late_nodes",
-				       "node %u starts at %llu ns but receives '%s' of step %llu at %llu ns",
-				       r->node,
-				       (unsigned long long)sc->start_ns[r->node],
-				       r->name, (unsigned long long)r->step_id,
-				       (unsigned long long)r->at_ns);
-	}
-	return 0;
+	for (size_t i = 0; i < sc->nsends && !ret; i++)
+		ret = check_late(jc, sc, sc->sends[i].from, sc->sends[i].at_ns,
+				 "publishes", sc->sends[i].name,
+				 sc->sends[i].step_id);
+	for (size_t i = 0; i < sc->nrecvs && !ret; i++)
+		ret = check_late(jc, sc, sc->recvs[i].node, sc->recvs[i].at_ns,
+				 "receives", sc->recvs[i].name,
+				 sc->recvs[i].step_id);
+	return ret;
 }
 
 static int parse_steps(struct ju_ctx *jc, json_t *root, struct scenario *sc)
