@@ -403,7 +403,7 @@ static int channel_send_one(struct tv_channel *ch, struct tv_txent *tx)
 
 	tv_wire_msg_clear(msg);
 	txent_encode(tx, msg);
-	ret = tv_wire_encode(msg, ch->tx_mem, ch->buf_bytes, &len);
+	ret = tv__wire_encode_built(msg, ch->tx_mem, ch->buf_bytes, &len);
 	assert(ret == 0); /* we only build valid messages */
 	if (ret)
 		return ret;
@@ -581,7 +581,7 @@ static void channel_on_message(struct tv_channel *ch, uint32_t byte_len)
 	int ret;
 
 	/* Parse first: the ACK lets the peer overwrite the buffer. */
-	ret = tv_wire_decode(ch->rx_mem, byte_len, msg);
+	ret = tv__wire_decode_scratch(ch->rx_mem, byte_len, msg);
 	if (ret) {
 		tv__channel_fail(ch, TV_DATA_LOSS,
 				 "malformed message from node %u (%u bytes): %s",

@@ -104,6 +104,20 @@ int tv_wire_encode(const struct tv_msg *msg, uint8_t *buf, size_t cap,
 /* -EBADMSG (malformed), -EPROTO (bad version/magic), -EMSGSIZE (too long). */
 int tv_wire_decode(const uint8_t *buf, size_t len, struct tv_msg *msg_p);
 
+/*
+ * The engine's own fast paths (internal).  tv__wire_encode_built() skips
+ * tv_wire_encode()'s validation (name scan, metadata rules): the engine
+ * builds its messages from what it validated on the way in (a name at the
+ * API, metadata at decode), and the peer's decoder checks every byte
+ * anyway.  tv__wire_decode_scratch() decodes straight into a scratch
+ * message, which holds garbage after a failure, instead of into a copy
+ * moved out on success.
+ */
+int tv__wire_encode_built(const struct tv_msg *msg, uint8_t *buf, size_t cap,
+			  size_t *len_p);
+int tv__wire_decode_scratch(const uint8_t *buf, size_t len,
+			    struct tv_msg *scratch);
+
 const char *tv_msg_type_name(enum tv_msg_type type);
 
 #endif /* TV_ENGINE_WIRE_H */

@@ -56,7 +56,7 @@ if [ -z "${RXE_DEV1:-}" ]; then
 			printf '  %-44s %s\n' "receive completions (decode, answer)" \
 				"$(per_fetch "$f" 'channel_on_recv[.a-z0-9]*' "$n")"
 			printf '  %-44s %s\n' "  of which the message's decode" \
-				"$(per_fetch "$f" tv_wire_decode "$n")"
+				"$(per_fetch "$f" tv__wire_decode_scratch "$n")"
 			printf '  %-44s %s\n' "  of which the response (to the post)" \
 				"$(per_fetch "$f" tv__response_on_request "$n")"
 		fi
