@@ -211,6 +211,11 @@ static uint64_t size_of(const struct br_opts *o, size_t si)
 	return si < o->nsizes ? o->sizes[si] : 64;
 }
 
+static void tensor_name(size_t si, char name[32])
+{
+	snprintf(name, 32, "bw_%zu", si);
+}
+
 static uint64_t count_of(const struct br_opts *o, size_t si)
 {
 	return si < o->nsizes ? iters_for(o, o->sizes[si]) + 2 :
@@ -229,7 +234,7 @@ static int publish_size(struct br *b, size_t si)
 	if (ret)
 		return ret;
 	memset(tv_tensor_data(t), (int)(0x5a + si), size);
-	snprintf(name, sizeof(name), "bw_%zu", si);
+	tensor_name(si, name);
 	/* One buffer under every step id: the engine references it. */
 	for (uint64_t i = 0; i < n && !ret; i++)
 		ret = tv_engine_send(b->n.engine, si * BR_STEP_STRIDE + i, name,
@@ -308,14 +313,16 @@ static int fetch(struct br *b, uint64_t step, const char *name)
 	return ret;
 }
 
-/* Fetch steps [first, first + n) with up to window in flight. */
-static int fetch_run(struct br *b, size_t si, uint64_t first, uint64_t n,
-		     uint32_t window)
+/*
+ * Fetch steps [first, first + n) of name (size index si) with up to window
+ * in flight.  The name comes formatted: the latency loop times one fetch
+ * per call, and a snprintf() would be part of what it measures.
+ */
+static int fetch_run(struct br *b, size_t si, const char *name,
+		     uint64_t first, uint64_t n, uint32_t window)
 {
 	uint64_t issued = 0, base = b->done, spins = 0;
-	char name[32];
 
-	snprintf(name, sizeof(name), "bw_%zu", si);
 	while (b->done - base < n) {
 		while (issued < n && issued - (b->done - base) < window)
 			if (fetch(b, si * BR_STEP_STRIDE + first + issued++,
@@ -339,6 +346,7 @@ static int bench_bw(struct br *b, size_t si)
 {
 	uint64_t size = size_of(b->o, si), n = iters_for(b->o, size), t0;
 	uint32_t window = b->o->window;
+	char name[32];
 	int ret;
 
 	/* Bounded memory: every fetch in flight holds a destination. */
@@ -346,11 +354,12 @@ static int bench_bw(struct br *b, size_t si)
 		window = (uint32_t)((128ull << 20) / size);
 	if (window < 1)
 		window = 1;
-	ret = fetch_run(b, si, 0, 2, 1); /* first request, then cached */
+	tensor_name(si, name);
+	ret = fetch_run(b, si, name, 0, 2, 1); /* first request, then cached */
 	if (ret)
 		return ret;
 	t0 = now_ns();
-	ret = fetch_run(b, si, 2, n, window);
+	ret = fetch_run(b, si, name, 2, n, window);
 	if (ret)
 		return ret;
 	printf("bench-rxe bw %" PRIu64 " %.0f (%" PRIu64 " fetches, window "
@@ -397,14 +406,18 @@ static int bench_lat(struct br *b)
 	size_t si = b->o->nsizes;
 	uint32_t n = b->o->lat_iters;
 	uint64_t *lat = calloc(n, sizeof(*lat)), sum = 0;
-	int ret = lat ? fetch_run(b, si, 0, 10, 1) : -ENOMEM;
+	char name[32];
+	int ret;
+
+	tensor_name(si, name);
+	ret = lat ? fetch_run(b, si, name, 0, 10, 1) : -ENOMEM;
 
 	for (uint32_t i = 0; !ret && i < n; i++) {
 		uint64_t t0 = now_ns();
 
 		if (b->o->bd)
 			b->o->bd->t[i][BD_CALL] = t0;
-		ret = fetch_run(b, si, 10 + i, 1, 1);
+		ret = fetch_run(b, si, name, 10 + i, 1, 1);
 		lat[i] = b->t_done_ns - t0;
 		sum += lat[i];
 	}
