@@ -533,20 +533,27 @@ static json_t *one_shot_rule(json_t *sc)
 	return r;
 }
 
+/* Both re-aiming edits: drop transfer t, then aim the one-shot rule r. */
+static int drop_and_aim(json_t *sc, json_t *r, size_t t,
+			const struct shrink_res *cur, json_int_t nth)
+{
+	int rc = edit_drop_transfer(sc, t, cur);
+
+	if (rc)
+		return rc;
+	return json_object_set_new(r, "nth", json_integer(nth));
+}
+
 static int edit_drop_and_reaim(json_t *sc, size_t i,
 			       const struct shrink_res *cur)
 {
 	json_t *r = one_shot_rule(sc);
-	int rc;
 
 	/* Transfers x 64 runs: only for the last few transfers. */
 	if (!r || cur->transfers > SHRINK_REAIM_TRANSFERS)
 		return -ENOENT;
-	rc = edit_drop_transfer(sc, i / SHRINK_REAIM_HITS, cur);
-	if (rc)
-		return rc;
-	return json_object_set_new(r, "nth", json_integer(
-		(json_int_t)(i % SHRINK_REAIM_HITS) + 1));
+	return drop_and_aim(sc, r, i / SHRINK_REAIM_HITS, cur,
+			    (json_int_t)(i % SHRINK_REAIM_HITS) + 1);
 }
 
 /*
@@ -561,17 +568,13 @@ static int edit_drop_and_shift(json_t *sc, size_t i,
 			       const struct shrink_res *cur)
 {
 	json_t *r = one_shot_rule(sc);
-	json_int_t nth = json_integer_value(json_object_get(r, "nth"));
-	json_int_t shift = (json_int_t)(i % SHRINK_SHIFT_HITS);
-	int rc;
+	json_int_t nth, shift = (json_int_t)(i % SHRINK_SHIFT_HITS);
 
 	if (!r)
 		return -ENOENT;
-	rc = edit_drop_transfer(sc, i / SHRINK_SHIFT_HITS, cur);
-	if (rc)
-		return rc;
-	return json_object_set_new(r, "nth", json_integer(
-		nth - shift > 1 ? nth - shift : 1));
+	nth = json_integer_value(json_object_get(r, "nth"));
+	return drop_and_aim(sc, r, i / SHRINK_SHIFT_HITS, cur,
+			    nth - shift > 1 ? nth - shift : 1);
 }
 
 /*
