@@ -401,7 +401,7 @@ static int channel_send_one(struct tv_channel *ch, struct tv_txent *tx)
 	size_t len;
 	int ret;
 
-	tv_wire_msg_clear(msg);
+	tv__wire_msg_reset(msg);
 	txent_encode(tx, msg);
 	ret = tv__wire_encode_built(msg, ch->tx_mem, ch->buf_bytes, &len);
 	assert(ret == 0); /* we only build valid messages */
@@ -427,7 +427,13 @@ static int channel_send_one(struct tv_channel *ch, struct tv_txent *tx)
 			TV_CONTAINER_OF(tx, struct tv_request, tx));
 	ch->tx_local_busy = true;
 	ch->tx_remote_busy = true;
-	ch->msg_sent_ns = tv_vf_now_ns(e->dev);
+	/*
+	 * Its ACK timeout starts at the next timer pass (the end of this
+	 * progress call, or the next one), not with a clock read here: on
+	 * the fetch path a clock read is 0.1 us on emulated CPUs, and a
+	 * timeout can only fire in a timer pass anyway.
+	 */
+	ch->msg_stamp_pending = true;
 	e->stats.msgs_sent[msg->type]++;
 	ev.msg_type = msg->type;
 	ev.request_index = msg->request_index;
@@ -831,6 +837,10 @@ uint64_t tv__channel_timers(struct tv_channel *ch, uint64_t now_ns)
 	if (ch->fail_pending)
 		tv__channel_progress(ch);
 
+	if (ch->msg_stamp_pending) {
+		ch->msg_sent_ns = now_ns;
+		ch->msg_stamp_pending = false;
+	}
 	if (ch->connected && !ch->failed && ch->tx_remote_busy &&
 	    e->cfg.ack_timeout_ns &&
 	    !(e->cfg.test_breakage & TV_BREAK_NO_ACK_TIMEOUT)) {

@@ -67,7 +67,7 @@ static void meta_update(struct tv_channel *ch, const struct tv_request *req)
 	struct tv_meta_entry *me = meta_find(ch, req->name, req->name_len);
 
 	if (me) {
-		me->meta = req->meta;
+		tv__meta_copy(&me->meta, &req->meta);
 		return;
 	}
 	me = tv__calloc(1, sizeof(*me));
@@ -79,7 +79,7 @@ static void meta_update(struct tv_channel *ch, const struct tv_request *req)
 		return;
 	}
 	me->name_len = req->name_len;
-	me->meta = req->meta;
+	tv__meta_copy(&me->meta, &req->meta);
 	tv_hmap_insert(&ch->meta_cache, &me->hnode,
 		       tv_hash_key(0, req->name, req->name_len));
 }
@@ -233,7 +233,7 @@ static void request_send_first(struct tv_request *req)
 	ch->inflight++;
 	me = meta_find(ch, req->name, req->name_len);
 	if (me) {
-		req->meta = me->meta;
+		tv__meta_copy(&req->meta, &me->meta);
 		req->meta_valid = true;
 		ret = request_alloc_dest(req);
 		if (ret) {
@@ -273,9 +273,11 @@ int tv__request_start(struct tv_channel *ch, uint64_t step_id,
 	struct tv_engine *e = ch->engine;
 	struct tv_request *req;
 
-	req = TV__FL_ALLOC(&e->free_requests, struct tv_request, fail);
+	req = TV__FL_ALLOC_UPTO(&e->free_requests, struct tv_request, meta,
+				fail);
 	if (!req)
 		return -ENOMEM;
+	tv__meta_clear(&req->meta);
 	if (tv__name_set(&req->name, req->name_buf, name, name_len)) {
 		tv__fl_free(&e->free_requests, req);
 		return -ENOMEM;
@@ -328,7 +330,7 @@ void tv__request_encode(struct tv_request *req, struct tv_msg *msg)
 	msg->remote_bytes = req->dst_bytes;
 	msg->meta_valid = req->meta_valid;
 	if (req->meta_valid)
-		msg->meta = req->meta;
+		tv__meta_copy(&msg->meta, &req->meta);
 	req->advertised = req->dst_bytes > 0;
 }
 
@@ -385,7 +387,7 @@ void tv__request_on_meta(struct tv_channel *ch, const struct tv_msg *msg)
 
 	if (!req)
 		return;
-	req->meta = msg->meta;
+	tv__meta_copy(&req->meta, &msg->meta);
 	req->meta_valid = true;
 	req->has_checksum = msg->has_checksum;
 	req->checksum = msg->checksum;

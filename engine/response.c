@@ -124,7 +124,7 @@ static int response_prepare(struct tv_response *resp, struct tv_tensor *t)
 	uint32_t lkey, rkey;
 
 	resp->meta.dtype = t->dtype;
-	resp->meta.shape = t->shape;
+	tv__shape_copy(&resp->meta.shape, &t->shape);
 	resp->meta.is_dead = t->is_dead;
 	resp->meta.tensor_bytes = t->size_bytes;
 	if (t->is_dead || (t->dtype != TV_DT_STRING && !t->size_bytes))
@@ -264,7 +264,12 @@ void tv__response_on_request(struct tv_channel *ch, const struct tv_msg *msg)
 				 ch->peer_id, msg->request_index);
 		return;
 	}
-	resp = TV__FL_ALLOC(&e->free_responses, struct tv_response, status);
+	resp = TV__FL_ALLOC_UPTO(&e->free_responses, struct tv_response,
+				 req_meta, status);
+	if (resp) {
+		tv__meta_clear(&resp->req_meta);
+		tv__meta_clear(&resp->meta);
+	}
 	if (!resp || tv__name_set(&resp->name, resp->name_buf, msg->name,
 				  msg->name_len)) {
 		/* Cannot even answer: the request would hang, so fail loudly. */
@@ -279,7 +284,7 @@ void tv__response_on_request(struct tv_channel *ch, const struct tv_msg *msg)
 	resp->index = msg->request_index;
 	resp->step_id = msg->step_id;
 	resp->req_meta_valid = msg->meta_valid;
-	resp->req_meta = msg->meta;
+	tv__meta_copy(&resp->req_meta, &msg->meta);
 	resp->dst_addr = msg->remote_addr;
 	resp->dst_rkey = msg->rkey;
 	resp->dst_bytes = msg->remote_bytes;
@@ -371,7 +376,7 @@ void tv__response_encode(struct tv_response *resp, struct tv_msg *msg)
 	}
 	assert(msg->type == TV_MSG_META_DATA_UPDATE);
 	msg->meta_valid = 1;
-	msg->meta = resp->meta;
+	tv__meta_copy(&msg->meta, &resp->meta);
 	msg->has_checksum = resp->ch->engine->cfg.validate_checksum;
 	msg->checksum = resp->checksum;
 }

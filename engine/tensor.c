@@ -33,7 +33,7 @@ static int tensor_new(struct tv_engine *e, enum tv_dtype dtype,
 	t->engine = e;
 	t->refs = 1;
 	t->dtype = dtype;
-	t->shape = *shape;
+	tv__shape_copy(&t->shape, shape);
 	t->place = place;
 	t->num_elements = n;
 	if (dtype != TV_DT_STRING)

@@ -556,7 +556,20 @@ static int check_header(struct rcur *r, uint8_t *type_p, uint16_t *flags_p)
 
 void tv_wire_msg_clear(struct tv_msg *msg)
 {
-	memset(msg, 0, offsetof(struct tv_msg, name));
+	tv__wire_msg_reset(msg);
+	memset(msg->meta.shape.dims, 0, sizeof(msg->meta.shape.dims));
+}
+
+void tv__wire_msg_reset(struct tv_msg *msg)
+{
+	memset(msg, 0, offsetof(struct tv_msg, meta));
+	msg->meta.dtype = TV_DT_INVALID;
+	msg->meta.shape.rank = 0;
+	msg->meta.is_dead = false;
+	msg->meta.tensor_bytes = 0;
+	memset(&msg->has_checksum, 0,
+	       offsetof(struct tv_msg, name) -
+	       offsetof(struct tv_msg, has_checksum));
 	msg->name[0] = '\0';
 	tv_status_ok(&msg->status);
 }
@@ -573,7 +586,9 @@ static void msg_move(struct tv_msg *dst, const struct tv_msg *src)
 	       strlen(src->status.details) + 1);
 }
 
-static int wire_decode(const uint8_t *buf, size_t len, struct tv_msg *m)
+/* scratch: the engine's message; its dims past the rank may keep garbage. */
+static int wire_decode(const uint8_t *buf, size_t len, struct tv_msg *m,
+		       bool scratch)
 {
 	struct rcur r = { .p = buf, .len = len, .off = 0 };
 	uint16_t flags;
@@ -584,7 +599,10 @@ static int wire_decode(const uint8_t *buf, size_t len, struct tv_msg *m)
 	if (ret)
 		return ret;
 	/* Cleared first: fields the type does not carry read as zero. */
-	tv_wire_msg_clear(m);
+	if (scratch)
+		tv__wire_msg_reset(m);
+	else
+		tv_wire_msg_clear(m);
 	m->type = (enum tv_msg_type)type;
 	return get_body(&r, flags, m);
 }
@@ -596,7 +614,7 @@ int tv_wire_decode(const uint8_t *buf, size_t len, struct tv_msg *msg_p)
 
 	if (!buf || !msg_p)
 		return -EINVAL;
-	ret = wire_decode(buf, len, &m);
+	ret = wire_decode(buf, len, &m, false);
 	if (ret)
 		return ret;
 	msg_move(msg_p, &m);
@@ -607,7 +625,7 @@ int tv__wire_decode_scratch(const uint8_t *buf, size_t len,
 			    struct tv_msg *scratch)
 {
 	assert(buf && scratch);
-	return wire_decode(buf, len, scratch);
+	return wire_decode(buf, len, scratch, true);
 }
 
 const char *tv_msg_type_name(enum tv_msg_type type)

@@ -94,6 +94,12 @@ struct tv_msg {
  * CPUs run a byte at a time).
  */
 void tv_wire_msg_clear(struct tv_msg *msg);
+/*
+ * The same but the metadata's 32 dims (internal): they stay as they were,
+ * unread with a rank of 0.  For the engine's own messages, cleared on the
+ * fetch path, where zeroing costs about 3 ns per 8 bytes under emulation.
+ */
+void tv__wire_msg_reset(struct tv_msg *msg);
 
 /* Largest encoding of any message: the size of a message buffer. */
 size_t tv_wire_max_bytes(void);
@@ -111,7 +117,7 @@ int tv_wire_decode(const uint8_t *buf, size_t len, struct tv_msg *msg_p);
  * API, metadata at decode), and the peer's decoder checks every byte
  * anyway.  tv__wire_decode_scratch() decodes straight into a scratch
  * message, which holds garbage after a failure, instead of into a copy
- * moved out on success.
+ * moved out on success; dims past the metadata's rank are not cleared.
  */
 int tv__wire_encode_built(const struct tv_msg *msg, uint8_t *buf, size_t cap,
 			  size_t *len_p);
