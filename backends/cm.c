@@ -434,10 +434,23 @@ static void conn_give_up(struct cm_conn *c, const char *fmt, ...)
 		tv_channel_fail(c->ch, TV_UNAVAILABLE, c->why);
 }
 
+/*
+ * Something is due in delay_ms: a retry, or giving up on a peer.  The
+ * engine's device wakes for it, so a caller asleep in tv_vf_wait_fds() on
+ * our fd does not have to poll us by the clock.
+ */
+static void conn_due_in(struct cm_conn *c, uint32_t delay_ms)
+{
+	c->due_ns = cm_now_ns() + (uint64_t)delay_ms * 1000000u;
+	if (c->cm->engine)
+		tv_vf_wake_at(tv_engine_device(c->cm->engine), c->due_ns);
+}
+
 /* One attempt failed: retry after the delay, or give up after the last. */
 static void conn_attempt_failed(struct cm_conn *c, bool fatal,
 				const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
 static void conn_attempt_failed(struct cm_conn *c, bool fatal,
 				const char *fmt, ...)
 {
@@ -458,7 +471,7 @@ static void conn_attempt_failed(struct cm_conn *c, bool fatal,
 	}
 	conn_drop_id(c);
 	c->state = CS_RETRY_WAIT;
-	c->due_ns = cm_now_ns() + (uint64_t)cfg->retry_delay_ms * 1000000u;
+	conn_due_in(c, cfg->retry_delay_ms);
 }
 
 static void conn_start_attempt(struct cm_conn *c)
@@ -742,8 +755,7 @@ static void on_connect_request(struct tv_cm *cm, const struct cm_ev *ev)
 			 strerror(errno));
 		conn_drop_id(c);
 		c->state = CS_WAIT_PEER;
-		c->due_ns = cm_now_ns() +
-			    (uint64_t)cm->cfg.reaccept_timeout_ms * 1000000u;
+		conn_due_in(c, cm->cfg.reaccept_timeout_ms);
 		return;
 	}
 	c->state = CS_CONNECTING;
@@ -773,8 +785,7 @@ static void on_disconnected(struct cm_conn *c, struct rdma_cm_id *id,
 	cm_note(c->cm, c->peer, TV_CM_NOTE_DISCONNECTED, text);
 	/* The engine calls tv_cm_reconnect() next if it may reconnect. */
 	c->state = c->active ? CS_IDLE : CS_WAIT_PEER;
-	c->due_ns = cm_now_ns() +
-		    (uint64_t)c->cm->cfg.reaccept_timeout_ms * 1000000u;
+	conn_due_in(c, c->cm->cfg.reaccept_timeout_ms);
 	snprintf(c->why, sizeof(c->why), "%s", text);
 	if (c->ch && !tv_channel_failed(c->ch))
 		tv_channel_fail(c->ch, TV_UNAVAILABLE, text);
@@ -843,8 +854,7 @@ static void dispatch(struct tv_cm *cm, const struct cm_ev *ev)
 		conn_drop_id(c);
 		snprintf(c->why, sizeof(c->why), "%s after accepting", name);
 		c->state = CS_WAIT_PEER;
-		c->due_ns = cm_now_ns() +
-			    (uint64_t)cm->cfg.reaccept_timeout_ms * 1000000u;
+		conn_due_in(c, cm->cfg.reaccept_timeout_ms);
 	}
 }
 
@@ -933,8 +943,7 @@ int tv_cm_reconnect(void *ctx, struct tv_channel *ch)
 		conn_start_attempt(c);
 	} else {
 		c->state = CS_WAIT_PEER;
-		c->due_ns = cm_now_ns() +
-			    (uint64_t)cm->cfg.reaccept_timeout_ms * 1000000u;
+		conn_due_in(c, cm->cfg.reaccept_timeout_ms);
 	}
 	return 0;
 }

@@ -772,27 +772,47 @@ static int drain_events(struct ibv_backend_device *dev)
 	}
 }
 
-/* Sleep on the channel fd for at most timeout_ns.  1: readable. */
-static int wait_fd(struct ibv_backend_device *dev, uint64_t timeout_ns)
+/*
+ * Sleep on the channel fd and fds[0..nfds) for at most timeout_ns.  1: the
+ * channel is readable; 2: only one of fds has an event (revents set).
+ */
+static int wait_fd(struct ibv_backend_device *dev, uint64_t timeout_ns,
+		   struct pollfd *fds, unsigned int nfds)
 {
-	struct pollfd pfd = { .fd = dev->channel->fd, .events = POLLIN };
+	struct pollfd pfd[1 + TV_VF_WAIT_FDS_MAX];
 	struct timespec ts;
+	unsigned int i;
 	int n;
 
+	assert(nfds <= TV_VF_WAIT_FDS_MAX);
+	pfd[0].fd = dev->channel->fd;
+	pfd[0].events = POLLIN;
+	pfd[0].revents = 0;
+	for (i = 0; i < nfds; i++) {
+		pfd[1 + i] = fds[i];
+		pfd[1 + i].revents = 0;
+	}
 	if (timeout_ns > (uint64_t)365 * 86400 * 1000000000u)
 		timeout_ns = (uint64_t)365 * 86400 * 1000000000u;
 	ts.tv_sec = (time_t)(timeout_ns / 1000000000u);
 	ts.tv_nsec = (long)(timeout_ns % 1000000000u);
-	n = ppoll(&pfd, 1, &ts, NULL);
+	n = ppoll(pfd, 1 + nfds, &ts, NULL);
 	if (n < 0)
 		return errno == EINTR ? 0 : from_errno();
-	return n > 0;
+	for (i = 0; i < nfds; i++)
+		fds[i].revents = pfd[1 + i].revents;
+	if (!n)
+		return 0;
+	return pfd[0].revents ? 1 : 2;
 }
 
-static int ibb_wait(struct tv_vf_device *vdev, uint64_t deadline_ns)
+static int ibb_wait_fds(struct tv_vf_device *vdev, uint64_t deadline_ns,
+			struct pollfd *fds, unsigned int nfds)
 {
 	struct ibv_backend_device *dev = to_ibv_backend_dev(vdev);
 
+	if (nfds > TV_VF_WAIT_FDS_MAX || (nfds && !fds))
+		return -EINVAL;
 	for (;;) {
 		uint64_t now, until;
 		int ret = arm_and_check(dev);
@@ -807,19 +827,24 @@ static int ibb_wait(struct tv_vf_device *vdev, uint64_t deadline_ns)
 		if (deadline_ns <= now)
 			return -ETIMEDOUT;
 		if (!dev->cqs && dev->wake_ns == UINT64_MAX &&
-		    deadline_ns == UINT64_MAX)
+		    deadline_ns == UINT64_MAX && !nfds)
 			return -EDEADLK; /* nothing could ever wake us */
 		until = dev->wake_ns < deadline_ns ? dev->wake_ns : deadline_ns;
-		ret = wait_fd(dev, until - now);
-		if (ret < 0)
-			return ret;
-		if (ret > 0) {
+		ret = wait_fd(dev, until - now, fds, nfds);
+		if (ret < 0 || ret == 2)
+			return ret < 0 ? ret : 0;
+		if (ret == 1) {
 			ret = drain_events(dev);
 			if (ret)
 				return ret < 0 ? ret : 0;
 		}
 		/* Timed out or a signal: the top of the loop decides. */
 	}
+}
+
+static int ibb_wait(struct tv_vf_device *vdev, uint64_t deadline_ns)
+{
+	return ibb_wait_fds(vdev, deadline_ns, NULL, 0);
 }
 
 /* ---- QP --------------------------------------------------------------- */
@@ -1181,6 +1206,7 @@ static const struct tv_vf_ops ibb_ops = {
 	.now_ns = ibb_now_ns,
 	.wake_at = ibb_wake_at,
 	.wait = ibb_wait,
+	.wait_fds = ibb_wait_fds,
 };
 
 static struct ibv_context *open_by_name(const char *name)

@@ -126,6 +126,12 @@ static int stub_wait(struct tv_vf_device *dev, uint64_t deadline_ns)
 	return -EOPNOTSUPP;
 }
 
+static int stub_wait_fds(struct tv_vf_device *dev, uint64_t deadline_ns,
+			 struct pollfd *fds, unsigned int nfds)
+{
+	return -EOPNOTSUPP;
+}
+
 const struct tv_vf_ops tv_vf_stub_ops = {
 	.name = "stub",
 	.query_device = stub_query_device,
@@ -148,6 +154,7 @@ const struct tv_vf_ops tv_vf_stub_ops = {
 	.now_ns = stub_now_ns,
 	.wake_at = stub_wake_at,
 	.wait = stub_wait,
+	.wait_fds = stub_wait_fds,
 	.inner = stub_inner,
 };
 
@@ -180,6 +187,7 @@ void tv_vf_ops_fill_stubs(struct tv_vf_ops *ops)
 	FILL(now_ns);
 	FILL(wake_at);
 	FILL(wait);
+	FILL(wait_fds);
 	FILL(inner);
 }
 

@@ -143,7 +143,7 @@ static void br_observe(void *ctx, const struct tv_engine_event *ev)
 			 ev->name ? ev->name : "?");
 }
 
-/* One pass of the loop: busy, or sleep up to 1 ms when idle. */
+/* One pass of the loop: busy, or sleep on the CQ and rdma_cm when idle. */
 static void br_poll(struct br *b, uint64_t *spins)
 {
 	int n = tv_engine_progress(b->n.engine);
@@ -151,8 +151,12 @@ static void br_poll(struct br *b, uint64_t *spins)
 	/* rdma_cm events are rare: a syscall every 1024 spins is plenty. */
 	if ((++*spins & 1023) == 0 || !b->busy)
 		n += tv_cm_progress(b->n.cm);
-	if (!b->busy && n <= 0)
-		tv_vf_wait(b->n.dev, tv_vf_now_ns(b->n.dev) + 1000000);
+	if (!b->busy && n <= 0) {
+		struct pollfd cm = { .fd = tv_cm_fd(b->n.cm), .events = POLLIN };
+
+		tv_vf_wait_fds(b->n.dev, tv_vf_now_ns(b->n.dev) + 100000000ull,
+			       &cm, 1);
+	}
 }
 
 static int br_open(struct br *b, uint32_t id)

@@ -417,6 +417,32 @@ int coord_poll(struct coord *c, uint64_t now_ns)
 	return got;
 }
 
+int coord_pollfds(const struct coord *c, struct pollfd *pfd, size_t cap,
+		  uint64_t *wake_ns_p)
+{
+	size_t n = 0;
+
+	*wake_ns_p = UINT64_MAX;
+	if (c->node == 0 && c->listen_fd >= 0) {
+		if (n == cap)
+			return -ENOSPC;
+		pfd[n].fd = c->listen_fd;
+		pfd[n++].events = POLLIN;
+	}
+	if (c->node != 0 && c->peers[0].fd < 0 && !c->joined)
+		*wake_ns_p = c->next_connect_ns; /* leaf_connect() tries again */
+	for (size_t i = 0; i < c->npeers; i++) {
+		if (c->peers[i].fd < 0)
+			continue;
+		if (n == cap)
+			return -ENOSPC;
+		pfd[n].fd = c->peers[i].fd;
+		/* POLLOUT too while output waits (a connect in progress). */
+		pfd[n++].events = POLLIN | (c->peers[i].out_len ? POLLOUT : 0);
+	}
+	return (int)n;
+}
+
 int coord_barrier_enter(struct coord *c, uint64_t seq)
 {
 	assert(seq > c->bar_entered);

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #define COORD_MSG_MAX 512
@@ -60,6 +61,14 @@ int coord_init(struct coord *c, uint32_t node, uint32_t nodes,
 void coord_fini(struct coord *c);
 /* Accept, connect, read, write: non-blocking.  Events handled, or < 0. */
 int coord_poll(struct coord *c, uint64_t now_ns);
+/*
+ * What coord_poll() would act on, for a caller to sleep on: the listening
+ * socket, every peer's (POLLOUT while output waits), and in *wake_ns_p when
+ * a leaf tries to connect again (UINT64_MAX: no time of its own).  The
+ * count of pfd filled, or -ENOSPC when more than cap are needed.
+ */
+int coord_pollfds(const struct coord *c, struct pollfd *pfd, size_t cap,
+		  uint64_t *wake_ns_p);
 int coord_barrier_enter(struct coord *c, uint64_t seq);
 bool coord_barrier_done(const struct coord *c, uint64_t seq);
 /* Tell everyone to stop: this node failed (msg says why). */

@@ -425,6 +425,34 @@ static void issue_recv(struct rr *r, size_t i)
 
 typedef bool (*rr_cond)(struct rr *r, uint64_t arg);
 
+/*
+ * Nothing to do: sleep until a completion, a timer the engine or rdma_cm
+ * armed (wake_at), or an event on rdma_cm's or the coordinator's sockets.
+ * 100 ms at most: the run's own timeout is all the loop checks by the
+ * clock.  A device that cannot sleep on fds wakes every 1 ms instead.
+ */
+static void loop_sleep(struct rr *r)
+{
+	struct pollfd pfd[TV_VF_WAIT_FDS_MAX];
+	uint64_t now = tv_vf_now_ns(r->n.dev), until = now + 100000000ull;
+	uint64_t co_wake = UINT64_MAX;
+	int n = 1, c = 0;
+
+	pfd[0].fd = tv_cm_fd(r->n.cm);
+	pfd[0].events = POLLIN;
+	if (r->co_ready)
+		c = coord_pollfds(&r->co, pfd + 1, TV_VF_WAIT_FDS_MAX - 1,
+				  &co_wake);
+	if (c >= 0) {
+		n += c;
+		until = co_wake < until ? co_wake : until;
+		if (tv_vf_wait_fds(r->n.dev, until, pfd, (unsigned int)n) !=
+		    -EOPNOTSUPP)
+			return;
+	}
+	tv_vf_wait(r->n.dev, now + 1000000);
+}
+
 static int loop_once(struct rr *r)
 {
 	int n, got = 0;
@@ -443,9 +471,8 @@ static int loop_once(struct rr *r)
 	got += n;
 	if (r->co_ready)
 		got += coord_poll(&r->co, wall_ns());
-	/* rdma_cm and the coordinator have their own fds: sleep 1 ms at most. */
 	if (!got)
-		tv_vf_wait(r->n.dev, tv_vf_now_ns(r->n.dev) + 1000000);
+		loop_sleep(r);
 	return 0;
 }
 

@@ -404,6 +404,12 @@ static int w_wait(struct tv_vf_device *dev, uint64_t deadline_ns)
 	return tv_vf_wait(inner_dev(dev), deadline_ns);
 }
 
+static int w_wait_fds(struct tv_vf_device *dev, uint64_t deadline_ns,
+		      struct pollfd *fds, unsigned int nfds)
+{
+	return tv_vf_wait_fds(inner_dev(dev), deadline_ns, fds, nfds);
+}
+
 static struct tv_vf_device *w_inner(struct tv_vf_device *dev)
 {
 	return inner_dev(dev);
@@ -431,6 +437,7 @@ static const struct tv_vf_ops flt_ops = {
 	.now_ns = w_now_ns,
 	.wake_at = w_wake_at,
 	.wait = w_wait,
+	.wait_fds = w_wait_fds,
 	.inner = w_inner,
 };
 

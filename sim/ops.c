@@ -1,5 +1,6 @@
 /*
- * The simulator's ops table: every op of the facade is implemented.
+ * The simulator's ops table: every op of the facade is implemented but
+ * wait_fds: real fds have no place in virtual time.
  */
 #include "sim_priv.h"
 
@@ -16,6 +17,13 @@ static int sim_op_wake_at(struct tv_vf_device *dev, uint64_t deadline_ns)
 static int sim_op_wait(struct tv_vf_device *dev, uint64_t deadline_ns)
 {
 	return sim_wait(to_sim_node(dev), deadline_ns);
+}
+
+/* A deterministic run cannot sleep on real fds: its loops use wait. */
+static int sim_op_wait_fds(struct tv_vf_device *dev, uint64_t deadline_ns,
+			   struct pollfd *fds, unsigned int nfds)
+{
+	return -EOPNOTSUPP;
 }
 
 static const struct tv_vf_ops sim_ops = {
@@ -40,6 +48,7 @@ static const struct tv_vf_ops sim_ops = {
 	.now_ns = sim_op_now_ns,
 	.wake_at = sim_op_wake_at,
 	.wait = sim_op_wait,
+	.wait_fds = sim_op_wait_fds,
 };
 
 const struct tv_vf_ops *sim_ops_table(void)

@@ -19,6 +19,8 @@
 #ifndef TENSORVERBS_VF_H
 #define TENSORVERBS_VF_H
 
+#include <errno.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -328,11 +330,23 @@ struct tv_vf_ops {
 	 */
 	int (*wait)(struct tv_vf_device *dev, uint64_t deadline_ns);
 	/*
+	 * As wait, and also 0 once one of fds[0..nfds) has one of its events
+	 * (revents filled in, as poll(2) does): for a loop with other event
+	 * sources (rdma_cm's channel, a coordinator's sockets) that would
+	 * otherwise wake up now and then to look at them.  -EINVAL for more
+	 * than TV_VF_WAIT_FDS_MAX; -EOPNOTSUPP where the device has no fd to
+	 * sleep on (the simulator's virtual time).
+	 */
+	int (*wait_fds)(struct tv_vf_device *dev, uint64_t deadline_ns,
+			struct pollfd *fds, unsigned int nfds);
+	/*
 	 * A layer over another device (the fault layer): the device it wraps.
 	 * NULL (the stub) for a backend's own device.
 	 */
 	struct tv_vf_device *(*inner)(struct tv_vf_device *dev);
 };
+
+#define TV_VF_WAIT_FDS_MAX 64
 
 /* A table whose every op returns -EOPNOTSUPP (now_ns returns 0). */
 extern const struct tv_vf_ops tv_vf_stub_ops;
@@ -471,6 +485,16 @@ static inline int tv_vf_wake_at(struct tv_vf_device *dev, uint64_t deadline_ns)
 static inline int tv_vf_wait(struct tv_vf_device *dev, uint64_t deadline_ns)
 {
 	return dev->ops->wait(dev, deadline_ns);
+}
+
+static inline int tv_vf_wait_fds(struct tv_vf_device *dev,
+				 uint64_t deadline_ns, struct pollfd *fds,
+				 unsigned int nfds)
+{
+	/* Newer than the rest: a table written before it may lack it. */
+	if (!dev->ops->wait_fds)
+		return -EOPNOTSUPP;
+	return dev->ops->wait_fds(dev, deadline_ns, fds, nfds);
 }
 
 /*

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tensorverbs/ibverbs.h>
 
@@ -313,6 +314,51 @@ START_TEST(wait_times_out_and_wakes)
 }
 END_TEST
 
+/* wait_fds: the caller's fds wake it as a completion would. */
+START_TEST(wait_fds_wakes_on_fds)
+{
+	struct tv_vf_device *dev = open_dev();
+	struct pollfd pfd[TV_VF_WAIT_FDS_MAX + 1];
+	struct tv_vf_cq *cq;
+	uint64_t t0, t1;
+	int pipefd[2];
+
+	ck_assert_int_eq(pipe(pipefd), 0);
+	ck_assert_int_eq(tv_vf_create_cq(dev, 16, &cq), 0);
+	pfd[0].fd = pipefd[0];
+	pfd[0].events = POLLIN;
+	/* Nothing readable: the deadline, as wait. */
+	t0 = tv_vf_now_ns(dev);
+	ck_assert_int_eq(tv_vf_wait_fds(dev, t0 + 30 * MS, pfd, 1), -ETIMEDOUT);
+	ck_assert_uint_ge(tv_vf_now_ns(dev) - t0, 30 * MS);
+	ck_assert_int_eq(pfd[0].revents, 0);
+	/* Readable: back at once with revents, long before the deadline. */
+	ck_assert_int_eq(write(pipefd[1], "x", 1), 1);
+	t0 = tv_vf_now_ns(dev);
+	ck_assert_int_eq(tv_vf_wait_fds(dev, t0 + 5000 * MS, pfd, 1), 0);
+	t1 = tv_vf_now_ns(dev);
+	ck_assert_uint_lt(t1 - t0, 1000 * MS);
+	ck_assert(pfd[0].revents & POLLIN);
+	/* A wake_at still wins over a quiet fd. */
+	pfd[0].fd = pipefd[1];
+	pfd[0].events = 0;
+	ck_assert_int_eq(tv_vf_wake_at(dev, t1 + 20 * MS), 0);
+	ck_assert_int_eq(tv_vf_wait_fds(dev, t1 + 2000 * MS, pfd, 1), 0);
+	ck_assert_uint_ge(tv_vf_now_ns(dev) - t1, 20 * MS);
+	ck_assert_int_eq(tv_vf_wait_fds(dev, t1, pfd, TV_VF_WAIT_FDS_MAX + 1),
+			 -EINVAL);
+	ck_assert_int_eq(tv_vf_destroy_cq(cq), 0);
+	/* No CQ, no timer, no deadline, but an fd: not a deadlock. */
+	pfd[0].fd = pipefd[0];
+	pfd[0].events = POLLIN;
+	ck_assert_int_eq(tv_vf_wait_fds(dev, UINT64_MAX, pfd, 1), 0);
+	ck_assert_int_eq(tv_vf_wait(dev, UINT64_MAX), -EDEADLK);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	ck_assert_int_eq(tv_ibv_close(dev), 0);
+}
+END_TEST
+
 START_TEST(wait_blocks_until_completion)
 {
 	struct pair p;
@@ -382,6 +428,7 @@ int main(void)
 	tcase_add_test(tc, bad_rkey_remote_access_error_then_flush);
 	tcase_add_test(tc, bad_requests_refused);
 	tcase_add_test(tc, wait_times_out_and_wakes);
+	tcase_add_test(tc, wait_fds_wakes_on_fds);
 	tcase_add_test(tc, wait_blocks_until_completion);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -1726,6 +1726,10 @@ START_TEST(test_wait_results)
 	ck_assert_uint_eq(tv_vf_now_ns(f.s[0].dev), 2100);
 	/* Node 1 got nothing, and nothing else can happen. */
 	ck_assert_int_eq(tv_vf_wait(f.s[1].dev, UINT64_MAX), -EDEADLK);
+	/* Virtual time has no real fds to sleep on; the clock stays put. */
+	ck_assert_int_eq(tv_vf_wait_fds(f.s[0].dev, 3000, NULL, 0),
+			 -EOPNOTSUPP);
+	ck_assert_uint_eq(tv_vf_now_ns(f.s[0].dev), 2100);
 	poll1(f.s[0].scq);
 	fix_fini(&f);
 }

@@ -52,6 +52,7 @@ START_TEST(stub_table_refuses_everything)
 	ck_assert_uint_eq(tv_vf_now_ns(&dev), 0);
 	ck_assert_int_eq(tv_vf_wake_at(&dev, 5), -EOPNOTSUPP);
 	ck_assert_int_eq(tv_vf_wait(&dev, 5), -EOPNOTSUPP);
+	ck_assert_int_eq(tv_vf_wait_fds(&dev, 5, NULL, 0), -EOPNOTSUPP);
 	/* Outputs are written only on success. */
 	ck_assert_ptr_null(pd_p);
 	ck_assert_ptr_null(mr_p);
@@ -121,8 +122,11 @@ START_TEST(fill_stubs_and_connect_sequence)
 	struct tv_vf_connect_cfg cfg;
 	struct tv_vf_pd *pd_p;
 
+	/* A table without wait_fds (older than it): the dispatcher says so. */
+	ck_assert_int_eq(tv_vf_wait_fds(&dev, 5, NULL, 0), -EOPNOTSUPP);
 	tv_vf_ops_fill_stubs(&ops);
 	ck_assert_ptr_eq(ops.modify_qp, rec_modify);
+	ck_assert_ptr_eq(ops.wait_fds, tv_vf_stub_ops.wait_fds);
 	ck_assert_int_eq(tv_vf_alloc_pd(&dev, &pd_p), -EOPNOTSUPP);
 	remote.gid[15] = 0x42;
 	tv_vf_connect_cfg_default(&cfg);
