@@ -310,8 +310,9 @@ struct tv_engine {
 #define TV_WRID_MSG 3u
 #define TV_WRID_WRITE_TAG 4u /* | request index << 3 */
 
+/* To the observer, if any: ev (the caller's) gets kind, node and peer. */
 void tv__emit(struct tv_engine *e, enum tv_engine_event_kind kind,
-	      uint32_t peer, const struct tv_engine_event *proto);
+	      uint32_t peer, struct tv_engine_event *ev);
 
 /* channel.c */
 void tv__channel_enqueue(struct tv_channel *ch, struct tv_txent *tx);
