@@ -390,14 +390,36 @@ static uint64_t earliest(uint64_t a, uint64_t b)
 	return !a ? b : !b ? a : a < b ? a : b;
 }
 
+/*
+ * Whether a timer pass has anything to look at: what tv__request_expire()
+ * and tv__channel_timers() act on.  Without it the pass reads the clock
+ * for nothing, on every spin of an idle busy-polling loop (0.1 us under
+ * emulation, a tenth of such a spin).
+ */
+static bool engine_timers_armed(const struct tv_engine *e)
+{
+	uint32_t i;
+
+	if (!tv_list_empty(&e->deadlines))
+		return true;
+	for (i = 0; i < e->nchannels; i++) {
+		const struct tv_channel *ch = e->channels[i];
+
+		if (ch && (ch->tx_remote_busy || ch->msg_stamp_pending ||
+			   ch->reconnect_pending || ch->fail_pending))
+			return true;
+	}
+	return false;
+}
+
 /* Deadlines: ACK timeouts, receive timeouts, reconnections; re-arm. */
 static void engine_timers(struct tv_engine *e)
 {
 	uint64_t now, next;
 	uint32_t i;
 
-	if (!e->cfg.ack_timeout_ns && !e->cfg.recv_timeout_ns &&
-	    !e->cfg.reconnect)
+	if ((!e->cfg.ack_timeout_ns && !e->cfg.recv_timeout_ns &&
+	     !e->cfg.reconnect) || !engine_timers_armed(e))
 		return;
 	now = tv_vf_now_ns(e->dev);
 	next = tv__request_expire(e, now);
