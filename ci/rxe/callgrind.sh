@@ -6,16 +6,24 @@
 # write's completion, the publisher through the request's completion (its
 # decode and the write's post).  A measurement, not a test.
 #
-#   bash ci/rxe/callgrind.sh [BIN]   # default build-rxe-tests/cli/tensorverbs
+#   bash ci/rxe/callgrind.sh [BIN]   # default: build-rxe-nolto, built here
 #
 # Knobs: CG_LAT_ITERS (default 1000).  Needs valgrind on the host (its / is
-# the guest's).  Raw outputs: build-rxe/callgrind/cg.PID.
+# the guest's).  Raw outputs: build-rxe/callgrind/cg.PID.  Counts are per
+# function, so BIN must be built without link-time optimisation, which
+# inlines them away: cmake -DTV_LTO=OFF.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 out=$repo/build-rxe/callgrind
-bin=${1:-$repo/build-rxe-tests/cli/tensorverbs}
+bin=${1:-$repo/build-rxe-nolto/cli/tensorverbs}
+if [ -z "${RXE_DEV1:-}" ] && [ $# -eq 0 ]; then
+	# Its own build: per-function counts need functions that LTO keeps.
+	cmake -S "$repo" -B "$repo/build-rxe-nolto" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DTV_LTO=OFF -DTV_BUILD_TESTS=OFF >/dev/null
+	cmake --build "$repo/build-rxe-nolto" -j"$(nproc)" --target tensorverbs-cli >/dev/null
+fi
 if [ -z "${RXE_DEV1:-}" ]; then
 	command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null ||
 		{ echo "callgrind: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
@@ -51,8 +59,12 @@ if [ -z "${RXE_DEV1:-}" ]; then
 				"$(per_fetch "$f" 'channel_on_recv[.a-z0-9]*' "$n")"
 		else
 			n=$(calls "$f" tv__response_on_request)
+			if [ "$n" -eq 0 ]; then
+				echo "callgrind: $bin has neither tv_engine_recv_async nor" \
+					"tv__response_on_request: built with LTO? (cmake -DTV_LTO=OFF)" >&2
+				exit 1
+			fi
 			printf 'publisher (%s requests) instructions per request:\n' "$n"
-			[ "$n" -gt 0 ] || continue
 			printf '  %-44s %s\n' "receive completions (decode, answer)" \
 				"$(per_fetch "$f" 'channel_on_recv[.a-z0-9]*' "$n")"
 			printf '  %-44s %s\n' "  of which the message's decode" \
