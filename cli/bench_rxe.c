@@ -40,6 +40,7 @@ static const char bench_usage[] =
 	"           [--sizes 4096,65536,...] [--bytes N] [--lat-iters N]\n"
 	"           [--window N] [--fetcher-poll busy|event]\n"
 	"           [--publisher-poll busy|event] [--breakdown] [--floor]\n"
+	"           [--timeout S]\n"
 	"  Fetch bandwidth for each size (N bytes per size, default 256 MiB,\n"
 	"  at least 4 fetches, up to --window in flight, default 16) and the\n"
 	"  latency of a 64-byte fetch (--lat-iters, default 2000), cached\n"
@@ -53,7 +54,8 @@ static const char bench_usage[] =
 	"  latency fetch's phases in both processes (median per phase).\n"
 	"  --floor then times the same exchange with bare verbs, no engine\n"
 	"  (64-byte writes with immediate both ways, polled CQ, re-posted\n"
-	"  receives): 'bench-rxe floor 64 MEDIAN_US P99_US'.\n";
+	"  receives): 'bench-rxe floor 64 MEDIAN_US P99_US'.  Each of the two\n"
+	"  runs fails after --timeout seconds (default 600) without a result.\n";
 
 /* --breakdown: where a latency fetch's time goes, both processes' clocks. */
 enum { BD_CALL, BD_REQ_POSTED, BD_REQ_SEEN, BD_WRITE_POSTED, BD_DONE, BD_N };
@@ -74,6 +76,7 @@ struct br_opts {
 	bool auto_poll;            /* publisher: events for bandwidth, then busy */
 	bool want_breakdown;
 	bool want_floor;
+	uint32_t timeout_s;        /* per run (the engine's, the floor's) */
 	struct br_breakdown *bd;   /* shared with the forked publisher, or NULL */
 };
 
@@ -523,6 +526,7 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 	o->bytes = 256u << 20;
 	o->lat_iters = 2000;
 	o->window = 16;
+	o->timeout_s = 600;
 	/*
 	 * Like ib_write_bw, whose passive side does nothing while the active
 	 * one spins: a spinning publisher takes a CPU from the kernel's rxe
@@ -570,10 +574,35 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 				o->window = (uint32_t)v;
 				continue;
 			}
+			if (!strcmp(a, "--timeout") && v <= 86400) {
+				o->timeout_s = (uint32_t)v;
+				continue;
+			}
 		}
 		return -EINVAL;
 	}
 	return o->addr[0].ss_family && o->addr[1].ss_family ? 0 : -EINVAL;
+}
+
+/*
+ * A benchmark has no deadline of its own (a fetch waits as long as it
+ * takes): a node that is still at it after --timeout says so and goes,
+ * and takes the other one with it (die_with, waitpid).
+ */
+static volatile sig_atomic_t br_node; /* which node this process runs */
+
+static void br_timed_out(int sig)
+{
+	static const char msg[2][80] = {
+		"bench rxe: node 0: no result within --timeout: stopped\n",
+		"bench rxe: node 1: no result within --timeout: stopped\n",
+	};
+	const char *m = msg[br_node ? 1 : 0];
+	ssize_t n = write(STDERR_FILENO, m, strlen(m));
+
+	(void)sig;
+	(void)n;
+	_exit(CLI_EXIT_FAIL);
 }
 
 /* A forked node goes when the process that forked it does. */
@@ -611,12 +640,16 @@ static int run_pair(int (*node)(const struct br_opts *o, uint32_t id),
 	pid_t pid, parent = getpid();
 
 	fflush(stdout);
+	signal(SIGALRM, br_timed_out);
+	alarm(o->timeout_s); /* the parent's; the child arms its own */
 	pid = fork();
 	if (pid < 0) {
 		perror("bench rxe: fork");
 		return -errno;
 	}
 	if (pid == 0) {
+		br_node = 1;
+		alarm(o->timeout_s);
 		die_with(parent);
 		_exit(node(o, 1) ? CLI_EXIT_FAIL : CLI_EXIT_OK);
 	}
@@ -624,6 +657,7 @@ static int run_pair(int (*node)(const struct br_opts *o, uint32_t id),
 	if (ret)
 		kill(pid, SIGTERM);
 	waitpid(pid, &status, 0);
+	alarm(0);
 	if (ret || !WIFEXITED(status) || WEXITSTATUS(status)) {
 		fprintf(stderr, "bench rxe: %s failed (node 0 %d, node 1 exit "
 			"%d)\n", what, ret,

@@ -273,6 +273,29 @@ bench_smoke() {
 }
 bench_smoke
 
+# A run that cannot finish in time stops, says so, and fails; the forked
+# node goes too (its own alarm, or its parent's death).
+bench_timeout() {
+	local out rc i t0=$SECONDS
+	[ -n "$only" ] && [ "$only" != bench_timeout ] && return 0
+	out=$("$tv" bench rxe --sizes 4096 --bytes 65536 --lat-iters 1000000 \
+		--timeout 2 2>&1)
+	rc=$?
+	for ((i = 0; i < 20; i++)); do
+		pgrep -f 'tensorverbs bench rxe' >/dev/null || break
+		sleep 0.1
+	done
+	if [ "$rc" = 1 ] && [ $((SECONDS - t0)) -lt 30 ] &&
+		printf '%s\n' "$out" | grep -q 'node 0: no result within --timeout' &&
+		! pgrep -f 'tensorverbs bench rxe' >/dev/null; then
+		result bench_timeout pass "(exit 1 after $((SECONDS - t0)) s, both nodes gone)"
+	else
+		result bench_timeout fail "(exit $rc after $((SECONDS - t0)) s)"
+		printf '%s\n' "$out" | tail -n 6
+	fi
+}
+bench_timeout
+
 # ---- refusals: a clear message and a non-zero exit ---------------------------
 port=$((port + 16))
 c2=$(cluster 2 "$port")
