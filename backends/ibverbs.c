@@ -813,6 +813,9 @@ static int ibb_wait_fds(struct tv_vf_device *vdev, uint64_t deadline_ns,
 
 	if (nfds > TV_VF_WAIT_FDS_MAX || (nfds && !fds))
 		return -EINVAL;
+	/* A return for a completion or a timer says nothing of the fds. */
+	for (unsigned int i = 0; i < nfds; i++)
+		fds[i].revents = 0;
 	for (;;) {
 		uint64_t now, until;
 		int ret = arm_and_check(dev);

@@ -339,12 +339,14 @@ START_TEST(wait_fds_wakes_on_fds)
 	t1 = tv_vf_now_ns(dev);
 	ck_assert_uint_lt(t1 - t0, 1000 * MS);
 	ck_assert(pfd[0].revents & POLLIN);
-	/* A wake_at still wins over a quiet fd. */
+	/* A wake_at still wins over a quiet fd, whose revents say so. */
 	pfd[0].fd = pipefd[1];
 	pfd[0].events = 0;
+	pfd[0].revents = POLLIN;
 	ck_assert_int_eq(tv_vf_wake_at(dev, t1 + 20 * MS), 0);
 	ck_assert_int_eq(tv_vf_wait_fds(dev, t1 + 2000 * MS, pfd, 1), 0);
 	ck_assert_uint_ge(tv_vf_now_ns(dev) - t1, 20 * MS);
+	ck_assert_int_eq(pfd[0].revents, 0);
 	ck_assert_int_eq(tv_vf_wait_fds(dev, t1, pfd, TV_VF_WAIT_FDS_MAX + 1),
 			 -EINVAL);
 	ck_assert_int_eq(tv_vf_destroy_cq(cq), 0);
