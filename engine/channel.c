@@ -370,14 +370,32 @@ void tv__channel_unqueue(struct tv_channel *ch, struct tv_txent *tx)
 	ch->engine->stats.queued_msgs--;
 }
 
-static void txent_encode(struct tv_txent *tx, struct tv_msg *msg)
+/*
+ * Encode tx's message into the tx buffer, and say which it is in ev.  A
+ * request encodes straight from itself (the fetch path); a response
+ * through the engine's scratch message.
+ */
+static int txent_encode(struct tv_channel *ch, struct tv_txent *tx,
+			size_t *len_p, struct tv_engine_event *ev)
 {
-	if (tx->kind == TV_TX_REQUEST)
-		tv__request_encode(
-			TV_CONTAINER_OF(tx, struct tv_request, tx), msg);
-	else
-		tv__response_encode(
-			TV_CONTAINER_OF(tx, struct tv_response, tx), msg);
+	struct tv_msg *msg = &ch->engine->tx_msg;
+	struct tv_request *req;
+
+	ev->msg_type = tx->type;
+	if (tx->kind == TV_TX_REQUEST) {
+		req = TV_CONTAINER_OF(tx, struct tv_request, tx);
+		ev->request_index = req->index;
+		ev->step_id = req->step_id;
+		ev->name = req->name;
+		return tv__request_wire_encode(req, ch->tx_mem, ch->buf_bytes,
+					       len_p);
+	}
+	tv__wire_msg_reset(msg);
+	tv__response_encode(TV_CONTAINER_OF(tx, struct tv_response, tx), msg);
+	ev->request_index = msg->request_index;
+	ev->step_id = msg->step_id;
+	ev->name = msg->name;
+	return tv__wire_encode_built(msg, ch->tx_mem, ch->buf_bytes, len_p);
 }
 
 static void txent_posted(struct tv_txent *tx)
@@ -394,16 +412,13 @@ static void txent_posted(struct tv_txent *tx)
 static int channel_send_one(struct tv_channel *ch, struct tv_txent *tx)
 {
 	struct tv_engine *e = ch->engine;
-	struct tv_msg *msg = &e->tx_msg;
 	struct tv_engine_event ev = { 0 };
 	struct tv_vf_sge sge;
 	struct tv_vf_send_wr wr;
 	size_t len;
 	int ret;
 
-	tv__wire_msg_reset(msg);
-	txent_encode(tx, msg);
-	ret = tv__wire_encode_built(msg, ch->tx_mem, ch->buf_bytes, &len);
+	ret = txent_encode(ch, tx, &len, &ev);
 	assert(ret == 0); /* we only build valid messages */
 	if (ret)
 		return ret;
@@ -434,11 +449,7 @@ static int channel_send_one(struct tv_channel *ch, struct tv_txent *tx)
 	 * timeout can only fire in a timer pass anyway.
 	 */
 	ch->msg_stamp_pending = true;
-	e->stats.msgs_sent[msg->type]++;
-	ev.msg_type = msg->type;
-	ev.request_index = msg->request_index;
-	ev.step_id = msg->step_id;
-	ev.name = msg->name;
+	e->stats.msgs_sent[tx->type]++;
 	ev.length = len;
 	tv__emit(e, TV_EV_MSG_SEND, ch->peer_id, &ev);
 	return 0;

@@ -331,7 +331,9 @@ void tv__channel_destroy(struct tv_channel *ch);
 int tv__request_start(struct tv_channel *ch, uint64_t step_id,
 		      const char *name, size_t name_len,
 		      enum tv_placement place, tv_recv_done_fn done, void *arg);
-void tv__request_encode(struct tv_request *req, struct tv_msg *msg);
+/* Its TENSOR_REQUEST / RE_REQUEST into buf; it has offered dst from then. */
+int tv__request_wire_encode(struct tv_request *req, uint8_t *buf, size_t cap,
+			    size_t *len_p);
 void tv__request_advertised(const struct tv_request *req);
 void tv__request_msg_posted(struct tv_request *req);
 void tv__request_on_meta(struct tv_channel *ch, const struct tv_msg *msg);

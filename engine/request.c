@@ -317,21 +317,25 @@ int tv__request_start(struct tv_channel *ch, uint64_t step_id,
 	return 0;
 }
 
-void tv__request_encode(struct tv_request *req, struct tv_msg *msg)
+int tv__request_wire_encode(struct tv_request *req, uint8_t *buf, size_t cap,
+			    size_t *len_p)
 {
-	msg->type = req->tx.type;
-	memcpy(msg->name, req->name, req->name_len);
-	msg->name[req->name_len] = '\0';
-	msg->name_len = req->name_len;
-	msg->step_id = req->step_id;
-	msg->request_index = req->index;
-	msg->remote_addr = req->dst_addr;
-	msg->rkey = req->dst_rkey;
-	msg->remote_bytes = req->dst_bytes;
-	msg->meta_valid = req->meta_valid;
-	if (req->meta_valid)
-		tv__meta_copy(&msg->meta, &req->meta);
-	req->advertised = req->dst_bytes > 0;
+	const struct tv__wire_req r = {
+		.type = req->tx.type,
+		.request_index = req->index,
+		.step_id = req->step_id,
+		.name = req->name,
+		.name_len = req->name_len,
+		.remote_addr = req->dst_addr,
+		.rkey = req->dst_rkey,
+		.remote_bytes = req->dst_bytes,
+		.meta = req->meta_valid ? &req->meta : NULL,
+	};
+	int ret = tv__wire_encode_req(&r, buf, cap, len_p);
+
+	if (!ret)
+		req->advertised = req->dst_bytes > 0;
+	return ret;
 }
 
 /* After the post (observers are off the latency path): what it offered. */

@@ -76,12 +76,6 @@ static size_t body_len(const struct tv_msg *m)
 	size_t len = COMMON_FIXED + m->name_len;
 
 	switch (m->type) {
-	case TV_MSG_TENSOR_REQUEST:
-	case TV_MSG_TENSOR_RE_REQUEST:
-		len += REQUEST_FIXED;
-		if (m->meta_valid)
-			len += meta_len(m->meta.shape.rank);
-		break;
 	case TV_MSG_META_DATA_UPDATE:
 		len += meta_len(m->meta.shape.rank);
 		if (m->has_checksum)
@@ -91,9 +85,19 @@ static size_t body_len(const struct tv_msg *m)
 		len += ERROR_FIXED + strlen(m->status.message) +
 		       strlen(m->status.details);
 		break;
-	default:
+	default: /* requests: req_body_len() */
 		assert(0 && "msg_check lets no unknown type through");
 	}
+	assert(len <= body_max());
+	return len;
+}
+
+static size_t req_body_len(const struct tv__wire_req *r)
+{
+	size_t len = COMMON_FIXED + r->name_len + REQUEST_FIXED;
+
+	if (r->meta)
+		len += meta_len(r->meta->shape.rank);
 	assert(len <= body_max());
 	return len;
 }
@@ -234,14 +238,6 @@ static void put_body(struct wcur *w, const struct tv_msg *m)
 	put_u16(w, m->name_len);
 	put_bytes(w, m->name, m->name_len);
 	switch (m->type) {
-	case TV_MSG_TENSOR_REQUEST:
-	case TV_MSG_TENSOR_RE_REQUEST:
-		put_u64(w, m->remote_addr);
-		put_u64(w, m->remote_bytes);
-		put_u32(w, m->rkey);
-		if (m->meta_valid)
-			put_meta(w, &m->meta);
-		break;
 	case TV_MSG_META_DATA_UPDATE:
 		put_meta(w, &m->meta);
 		if (m->has_checksum)
@@ -256,21 +252,22 @@ static void put_body(struct wcur *w, const struct tv_msg *m)
 		put_u16(w, (uint16_t)dlen);
 		put_bytes(w, m->status.details, dlen);
 		break;
-	default:
+	default: /* requests: put_req_body() */
 		assert(0 && "msg_check lets no unknown type through");
 	}
 }
 
-static uint16_t type_flags(const struct tv_msg *m)
+static void put_req_body(struct wcur *w, const struct tv__wire_req *r)
 {
-	uint16_t flags = 0;
-
-	if (m->type == TV_MSG_TENSOR_REQUEST ||
-	    m->type == TV_MSG_TENSOR_RE_REQUEST)
-		flags |= m->meta_valid ? FLAG_META : 0;
-	if (m->type == TV_MSG_META_DATA_UPDATE)
-		flags |= m->has_checksum ? FLAG_CHECKSUM : 0;
-	return flags;
+	put_u32(w, r->request_index);
+	put_u64(w, r->step_id);
+	put_u16(w, r->name_len);
+	put_bytes(w, r->name, r->name_len);
+	put_u64(w, r->remote_addr);
+	put_u64(w, r->remote_bytes);
+	put_u32(w, r->rkey);
+	if (r->meta)
+		put_meta(w, r->meta);
 }
 
 /* Header and body are hashed as one so a flipped header bit is caught. */
@@ -281,6 +278,43 @@ static uint32_t wire_sum(const uint8_t *hdr, const uint8_t *body, size_t len)
 	return XXH32(body, len, seed);
 }
 
+static void put_header(struct wcur *w, enum tv_msg_type type, uint16_t flags,
+		       size_t blen)
+{
+	put_u8(w, MAGIC0);
+	put_u8(w, MAGIC1);
+	put_u8(w, TV_WIRE_VERSION);
+	put_u8(w, (uint8_t)type);
+	put_u16(w, flags);
+	put_u16(w, 0); /* reserved */
+	put_u32(w, (uint32_t)blen);
+	assert(w->off == HDR_SUMMED);
+	w->off = HDR_BYTES; /* the checksum goes in once the body is there */
+}
+
+/* The body is in: the checksum over both, the length out. */
+static void seal(struct wcur *w, size_t blen, size_t *len_p)
+{
+	assert(w->off == HDR_BYTES + blen);
+	w->off = HDR_SUMMED;
+	put_u32(w, wire_sum(w->p, w->p + HDR_BYTES, blen));
+	*len_p = HDR_BYTES + blen;
+}
+
+static int wire_encode_req(const struct tv__wire_req *r, uint8_t *buf,
+			   size_t cap, size_t *len_p)
+{
+	struct wcur w = { .p = buf, .cap = cap, .off = 0 };
+	size_t blen = req_body_len(r);
+
+	if (!buf || cap < HDR_BYTES + blen)
+		return -ENOBUFS;
+	put_header(&w, r->type, r->meta ? FLAG_META : 0, blen);
+	put_req_body(&w, r);
+	seal(&w, blen, len_p);
+	return 0;
+}
+
 /* A message msg_check() accepts (or one the engine built) into buf. */
 static int wire_encode(const struct tv_msg *msg, uint8_t *buf, size_t cap,
 		       size_t *len_p)
@@ -288,25 +322,32 @@ static int wire_encode(const struct tv_msg *msg, uint8_t *buf, size_t cap,
 	struct wcur w = { .p = buf, .cap = cap, .off = 0 };
 	size_t blen;
 
+	if (msg->type == TV_MSG_TENSOR_REQUEST ||
+	    msg->type == TV_MSG_TENSOR_RE_REQUEST) {
+		/* One encoder for requests: the engine's goes straight there. */
+		const struct tv__wire_req r = {
+			.type = msg->type,
+			.request_index = msg->request_index,
+			.step_id = msg->step_id,
+			.name = msg->name,
+			.name_len = msg->name_len,
+			.remote_addr = msg->remote_addr,
+			.rkey = msg->rkey,
+			.remote_bytes = msg->remote_bytes,
+			.meta = msg->meta_valid ? &msg->meta : NULL,
+		};
+
+		return wire_encode_req(&r, buf, cap, len_p);
+	}
 	blen = body_len(msg);
 	if (!buf || cap < HDR_BYTES + blen)
 		return -ENOBUFS;
-
-	put_u8(&w, MAGIC0);
-	put_u8(&w, MAGIC1);
-	put_u8(&w, TV_WIRE_VERSION);
-	put_u8(&w, (uint8_t)msg->type);
-	put_u16(&w, type_flags(msg));
-	put_u16(&w, 0); /* reserved */
-	put_u32(&w, (uint32_t)blen);
-	assert(w.off == HDR_SUMMED);
-	w.off = HDR_BYTES; /* the checksum goes in once the body is there */
+	put_header(&w, msg->type,
+		   msg->type == TV_MSG_META_DATA_UPDATE && msg->has_checksum ?
+			   FLAG_CHECKSUM : 0,
+		   blen);
 	put_body(&w, msg);
-	assert(w.off == HDR_BYTES + blen);
-
-	w.off = HDR_SUMMED;
-	put_u32(&w, wire_sum(buf, buf + HDR_BYTES, blen));
-	*len_p = HDR_BYTES + blen;
+	seal(&w, blen, len_p);
 	return 0;
 }
 
@@ -331,6 +372,18 @@ int tv__wire_encode_built(const struct tv_msg *msg, uint8_t *buf, size_t cap,
 	assert(msg->name_len > 0 && msg->name_len <= TV_NAME_MAX);
 	assert(!msg->meta_valid || msg->meta.shape.rank <= TV_MAX_RANK);
 	return wire_encode(msg, buf, cap, len_p);
+}
+
+int tv__wire_encode_req(const struct tv__wire_req *r, uint8_t *buf,
+			size_t cap, size_t *len_p)
+{
+	/* What msg_check() would hold the engine's own requests to. */
+	assert(r->type == TV_MSG_TENSOR_REQUEST ||
+	       r->type == TV_MSG_TENSOR_RE_REQUEST);
+	assert(r->name_len > 0 && r->name_len <= TV_NAME_MAX);
+	assert(r->request_index <= TV_IMM_MAX_REQUEST);
+	assert(!r->meta || r->meta->shape.rank <= TV_MAX_RANK);
+	return wire_encode_req(r, buf, cap, len_p);
 }
 
 /* ------------------------------------------------------------------ */

@@ -121,6 +121,24 @@ int tv_wire_decode(const uint8_t *buf, size_t len, struct tv_msg *msg_p);
  */
 int tv__wire_encode_built(const struct tv_msg *msg, uint8_t *buf, size_t cap,
 			  size_t *len_p);
+/*
+ * A TENSOR_REQUEST or TENSOR_RE_REQUEST by reference: the engine encodes
+ * its requests from this, without filling a struct tv_msg first (the
+ * bytes are the same: tv_wire_encode() encodes requests through it too).
+ */
+struct tv__wire_req {
+	enum tv_msg_type type;
+	uint32_t request_index;
+	uint64_t step_id;
+	const char *name;           /* name_len bytes, no NUL needed */
+	uint16_t name_len;
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint64_t remote_bytes;
+	const struct tv_meta *meta; /* the cached metadata, or NULL */
+};
+int tv__wire_encode_req(const struct tv__wire_req *r, uint8_t *buf,
+			size_t cap, size_t *len_p);
 int tv__wire_decode_scratch(const uint8_t *buf, size_t len,
 			    struct tv_msg *scratch);
 

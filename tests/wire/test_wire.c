@@ -1031,6 +1031,60 @@ START_TEST(engine_paths_match_public_codec)
 }
 END_TEST
 
+/*
+ * The engine encodes its requests from a view (tv__wire_encode_req): the
+ * public encoder's bytes, with and without metadata, and from a name
+ * that is not NUL-terminated.
+ */
+START_TEST(engine_request_view_matches_public_codec)
+{
+	uint8_t *a = malloc(tv_wire_max_bytes()), *b = malloc(tv_wire_max_bytes());
+	static const enum tv_msg_type types[] = { TV_MSG_TENSOR_REQUEST,
+						  TV_MSG_TENSOR_RE_REQUEST };
+	char name[64];
+	size_t la, lb;
+
+	ck_assert(a && b);
+	for (int t = 0; t < 2; t++) {
+		for (int with_meta = 0; with_meta < 2; with_meta++) {
+			struct tv_msg *m = new_msg(types[t]);
+			struct tv__wire_req r;
+
+			if (!with_meta) {
+				m->meta_valid = 0;
+				memset(&m->meta, 0, sizeof(m->meta));
+			}
+			memset(name, 'x', sizeof(name));
+			memcpy(name, m->name, m->name_len); /* no NUL after it */
+			r = (struct tv__wire_req){
+				.type = m->type,
+				.request_index = m->request_index,
+				.step_id = m->step_id,
+				.name = name,
+				.name_len = m->name_len,
+				.remote_addr = m->remote_addr,
+				.rkey = m->rkey,
+				.remote_bytes = m->remote_bytes,
+				.meta = m->meta_valid ? &m->meta : NULL,
+			};
+			ck_assert_int_eq(tv_wire_encode(m, a, tv_wire_max_bytes(),
+							&la), 0);
+			ck_assert_int_eq(tv__wire_encode_req(&r, b,
+							     tv_wire_max_bytes(),
+							     &lb), 0);
+			ck_assert_uint_eq(la, lb);
+			ck_assert_int_eq(memcmp(a, b, la), 0);
+			/* One byte short: -ENOBUFS. */
+			ck_assert_int_eq(tv__wire_encode_req(&r, b, lb - 1, &lb),
+					 -ENOBUFS);
+			free(m);
+		}
+	}
+	free(b);
+	free(a);
+}
+END_TEST
+
 START_TEST(msg_type_names)
 {
 	ck_assert_str_eq(tv_msg_type_name(TV_MSG_META_DATA_UPDATE),
@@ -1061,6 +1115,7 @@ Suite *wire_suite(void)
 	tcase_add_test(rt, uncarried_fields_decode_as_zero);
 	tcase_add_test(rt, msg_type_names);
 	tcase_add_test(rt, engine_paths_match_public_codec);
+	tcase_add_test(rt, engine_request_view_matches_public_codec);
 	tcase_add_test(enc, encode_rejects_invalid);
 	tcase_add_test(enc, encode_rejects_invalid_update_error);
 	tcase_add_test(enc, encode_small_buffers);
