@@ -264,12 +264,11 @@ void tv__response_on_request(struct tv_channel *ch, const struct tv_msg *msg)
 				 ch->peer_id, msg->request_index);
 		return;
 	}
+	/* Its req_meta is copied from msg below: only meta needs clearing. */
 	resp = TV__FL_ALLOC_UPTO(&e->free_responses, struct tv_response,
 				 req_meta, status);
-	if (resp) {
-		tv__meta_clear(&resp->req_meta);
+	if (resp)
 		tv__meta_clear(&resp->meta);
-	}
 	if (!resp || tv__name_set(&resp->name, resp->name_buf, msg->name,
 				  msg->name_len)) {
 		/* Cannot even answer: the request would hang, so fail loudly. */

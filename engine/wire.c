@@ -20,6 +20,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "meta.h"
 #include "wire.h"
 
 /* Header: magic(2) version(1) type(1) flags(2) reserved(2) body_len(4) sum(4) */
@@ -616,10 +617,7 @@ void tv_wire_msg_clear(struct tv_msg *msg)
 void tv__wire_msg_reset(struct tv_msg *msg)
 {
 	memset(msg, 0, offsetof(struct tv_msg, meta));
-	msg->meta.dtype = TV_DT_INVALID;
-	msg->meta.shape.rank = 0;
-	msg->meta.is_dead = false;
-	msg->meta.tensor_bytes = 0;
+	tv__meta_clear(&msg->meta);
 	memset(&msg->has_checksum, 0,
 	       offsetof(struct tv_msg, name) -
 	       offsetof(struct tv_msg, has_checksum));
