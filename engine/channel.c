@@ -482,30 +482,31 @@ void tv__channel_kick(struct tv_channel *ch)
 	}
 }
 
-int tv__channel_post_write(struct tv_channel *ch, struct tv_response *resp,
-			   uint64_t addr, uint32_t lkey, uint64_t len)
+int tv__channel_post_write_now(struct tv_channel *ch, uint32_t index,
+			       uint64_t dst_addr, uint32_t rkey, uint64_t addr,
+			       uint32_t lkey, uint64_t len, bool *rode_p)
 {
-	struct tv_engine_event ev = { 0 };
 	struct tv_vf_send_wr wr;
 	struct tv_vf_sge sge;
 	bool ride;
 	int ret;
 
-	assert(len <= resp->dst_bytes);
 	assert(len <= UINT32_MAX);
+	assert(index <= TV_IMM_MAX_REQUEST);
+	if (ch->sq_outstanding >= ch->sq_depth)
+		return -EAGAIN;
 	memset(&wr, 0, sizeof(wr));
 	/* Index, not pointer: wr_ids show in traces and the event hash. */
-	wr.wr_id = ((uint64_t)resp->index << 3) | TV_WRID_WRITE_TAG;
+	wr.wr_id = ((uint64_t)index << 3) | TV_WRID_WRITE_TAG;
 	wr.opcode = TV_WR_RDMA_WRITE_WITH_IMM;
 	/*
 	 * An ACK we owe rides on the write: same order on the wire as a
 	 * separate ACK posted right after it, one packet fewer.
 	 */
 	ride = ch->ack_rider || ch->acks_owed;
-	assert(resp->index <= TV_IMM_MAX_REQUEST);
-	wr.imm_data = resp->index | (ride ? TV_IMM_ACK_FLAG : 0);
-	wr.remote_addr = resp->dst_addr;
-	wr.rkey = resp->dst_rkey;
+	wr.imm_data = index | (ride ? TV_IMM_ACK_FLAG : 0);
+	wr.remote_addr = dst_addr;
+	wr.rkey = rkey;
 	if (len) {
 		sge.addr = addr;
 		sge.length = (uint32_t)len;
@@ -513,11 +514,19 @@ int tv__channel_post_write(struct tv_channel *ch, struct tv_response *resp,
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 	}
-	if (ch->sq_outstanding >= ch->sq_depth)
-		return -EAGAIN;
 	ret = channel_post(ch, &wr);
 	if (ret)
 		return ret;
+	*rode_p = ride;
+	return 0;
+}
+
+void tv__channel_write_posted(struct tv_channel *ch,
+			      const struct tv_response *resp, uint64_t len,
+			      bool rode)
+{
+	struct tv_engine_event ev = { 0 };
+
 	ev.request_index = resp->index;
 	ev.step_id = resp->step_id;
 	ev.name = resp->name;
@@ -527,14 +536,28 @@ int tv__channel_post_write(struct tv_channel *ch, struct tv_response *resp,
 	tv__emit(ch->engine, TV_EV_TENSOR_WRITE, ch->peer_id, &ev);
 	ch->engine->stats.tensor_writes++;
 	ch->engine->stats.tensor_bytes_written += len;
-	if (ride) {
+	if (rode) {
 		if (ch->ack_rider)
 			ch->ack_rider = false;
 		else
 			ch->acks_owed--;
 		channel_ack_sent(ch, true);
 	}
-	return 0;
+}
+
+int tv__channel_post_write(struct tv_channel *ch, struct tv_response *resp,
+			   uint64_t addr, uint32_t lkey, uint64_t len)
+{
+	bool rode;
+	int ret;
+
+	assert(len <= resp->dst_bytes);
+	ret = tv__channel_post_write_now(ch, resp->index, resp->dst_addr,
+					 resp->dst_rkey, addr, lkey, len,
+					 &rode);
+	if (!ret)
+		tv__channel_write_posted(ch, resp, len, rode);
+	return ret;
 }
 
 /* ---- failure ---------------------------------------------------------- */

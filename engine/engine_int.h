@@ -60,6 +60,16 @@ struct tv_tensor {
 	struct tv_qbuf qb;         /* the node, once freed into quarantine */
 };
 
+/*
+ * A host tensor in two steps, for the fetch path: its struct taken now
+ * (uninitialised; NULL without memory), set up later over a pool buffer
+ * for metadata tv_meta_validate() accepted (a DMA-able dtype, not dead).
+ */
+struct tv_tensor *tv__tensor_reserve(struct tv_engine *e);
+void tv__tensor_unreserve(struct tv_engine *e, struct tv_tensor *t);
+void tv__tensor_init_pool(struct tv_tensor *t, struct tv_engine *e,
+			  const struct tv_meta *m, const struct tv_pool_buf *buf);
+
 /* A tensor for a received string payload: takes ownership of items. */
 int tv__tensor_adopt_strings(struct tv_engine *e, const struct tv_shape *shape,
 			     struct tv_str *items, uint64_t count,
@@ -108,6 +118,9 @@ struct tv_request {
 	/* What we believe the tensor is (cache) and where it goes. */
 	bool meta_valid;
 	struct tv_tensor *result;  /* host result, or device result */
+	/* A host result not set up yet: its struct, and its buffer. */
+	struct tv_tensor *result_slot;
+	struct tv_pool_buf result_buf;
 	bool advertised;           /* a message offered dst to the peer */
 	bool has_stage;            /* proxy (device) or proto (string) */
 	struct tv_pool_buf stage;
@@ -284,6 +297,16 @@ void tv__channel_unqueue(struct tv_channel *ch, struct tv_txent *tx);
 void tv__channel_kick(struct tv_channel *ch);
 int tv__channel_post_write(struct tv_channel *ch, struct tv_response *resp,
 			   uint64_t addr, uint32_t lkey, uint64_t len);
+/*
+ * The same in two halves, for the fetch path: the post alone (what the
+ * peer waits for; *rode_p: an ACK rode on it), then what follows it.
+ */
+int tv__channel_post_write_now(struct tv_channel *ch, uint32_t index,
+			       uint64_t dst_addr, uint32_t rkey, uint64_t addr,
+			       uint32_t lkey, uint64_t len, bool *rode_p);
+void tv__channel_write_posted(struct tv_channel *ch,
+			      const struct tv_response *resp, uint64_t len,
+			      bool rode);
 void tv__channel_fail(struct tv_channel *ch, enum tv_code code,
 		      const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int tv__channel_progress(struct tv_channel *ch);
@@ -298,7 +321,7 @@ int tv__request_start(struct tv_channel *ch, uint64_t step_id,
 /* Its TENSOR_REQUEST / RE_REQUEST into buf; it has offered dst from then. */
 int tv__request_wire_encode(struct tv_request *req, uint8_t *buf, size_t cap,
 			    size_t *len_p);
-void tv__request_advertised(const struct tv_request *req);
+void tv__request_advertised(struct tv_request *req);
 void tv__request_msg_posted(struct tv_request *req);
 void tv__request_on_meta(struct tv_channel *ch, const struct tv_msg *msg);
 void tv__request_on_error(struct tv_channel *ch, const struct tv_msg *msg);

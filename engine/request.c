@@ -84,9 +84,26 @@ static void meta_update(struct tv_channel *ch, const struct tv_request *req)
 		       tv_hash_key(0, req->name, req->name_len));
 }
 
+/*
+ * The host result reserved by request_alloc_host(), set up now: once the
+ * request is posted, or before its destination is let go or read.
+ */
+static void request_result_ready(struct tv_request *req)
+{
+	if (!req->result_slot)
+		return;
+	assert(!req->result);
+	tv__tensor_init_pool(req->result_slot, req->ch->engine, &req->meta,
+			     &req->result_buf);
+	req->result = req->result_slot;
+	req->result_slot = NULL;
+}
+
 static void request_release_dest(struct tv_request *req)
 {
 	struct tv_engine *e = req->ch->engine;
+
+	request_result_ready(req);
 
 	/* What the peer was told it may write into waits in quarantine. */
 	if (req->has_stage) {
@@ -134,6 +151,31 @@ static int request_stage(struct tv_request *req, size_t bytes)
 }
 
 /*
+ * A host result, the fetch path's: its buffer now (its address goes into
+ * the request), its struct reserved now and set up once the request is
+ * posted (tv__request_advertised), out of the way of the peer's answer.
+ */
+static int request_alloc_host(struct tv_request *req)
+{
+	struct tv_engine *e = req->ch->engine;
+	int ret;
+
+	req->result_slot = tv__tensor_reserve(e);
+	if (!req->result_slot)
+		return -ENOMEM;
+	ret = tv_pool_alloc(e->pool, req->meta.tensor_bytes, &req->result_buf);
+	if (ret) {
+		tv__tensor_unreserve(e, req->result_slot);
+		req->result_slot = NULL;
+		return ret;
+	}
+	req->dst_addr = (uint64_t)(uintptr_t)req->result_buf.addr;
+	req->dst_rkey = req->result_buf.rkey;
+	req->dst_bytes = req->meta.tensor_bytes;
+	return 0;
+}
+
+/*
  * Allocate where the tensor will be written, from req->meta: the result
  * itself (host, registered pool), a proxy (device result), or a buffer
  * for the serialized proto (strings).  Dead and empty tensors need none.
@@ -152,6 +194,8 @@ static int request_alloc_dest(struct tv_request *req)
 		return -EFBIG;
 	if (m->dtype == TV_DT_STRING)
 		return request_stage(req, m->tensor_bytes);
+	if (req->place == TV_PLACE_HOST)
+		return request_alloc_host(req);
 	ret = tv_tensor_create(e, m->dtype, &m->shape, req->place,
 			       &req->result);
 	if (ret)
@@ -339,9 +383,11 @@ int tv__request_wire_encode(struct tv_request *req, uint8_t *buf, size_t cap,
 }
 
 /* After the post (observers are off the latency path): what it offered. */
-void tv__request_advertised(const struct tv_request *req)
+void tv__request_advertised(struct tv_request *req)
 {
 	struct tv_engine_event ev = { 0 };
+
+	request_result_ready(req);
 
 	ev.msg_type = req->tx.type;
 	ev.request_index = req->index;
@@ -477,6 +523,9 @@ void tv__request_on_write(struct tv_channel *ch, uint32_t index,
 	struct tv_status st;
 	const void *data;
 	int ret;
+
+	if (req)
+		request_result_ready(req);
 
 	if (req && req->state == TV_REQ_ABANDON) {
 		/* The zero-byte write a cancelling RE_REQUEST still gets. */

@@ -106,6 +106,41 @@ err_free:
 	return ret;
 }
 
+struct tv_tensor *tv__tensor_reserve(struct tv_engine *e)
+{
+	bool empty;
+	struct tv_tensor *t = tv__fl_pop(&e->free_tensors, &empty);
+
+	return empty ? tv__malloc(sizeof(*t)) : t;
+}
+
+void tv__tensor_unreserve(struct tv_engine *e, struct tv_tensor *t)
+{
+	tv__fl_free(&e->free_tensors, t);
+}
+
+void tv__tensor_init_pool(struct tv_tensor *t, struct tv_engine *e,
+			  const struct tv_meta *m, const struct tv_pool_buf *buf)
+{
+	size_t esize = tv_dtype_size(m->dtype);
+
+	/* What tv_tensor_create() checks, tv_meta_validate() held. */
+	assert(tv_dtype_valid(m->dtype) && m->dtype != TV_DT_STRING);
+	assert(!m->is_dead && esize && m->tensor_bytes % esize == 0);
+	memset(t, 0, sizeof(*t));
+	t->engine = e;
+	t->refs = 1;
+	t->dtype = m->dtype;
+	tv__shape_copy(&t->shape, &m->shape);
+	t->place = TV_PLACE_HOST;
+	t->num_elements = m->tensor_bytes / esize;
+	t->size_bytes = m->tensor_bytes;
+	t->mem = TV_MEM_POOL;
+	t->buf = *buf;
+	t->data = buf->addr;
+	e->stats.live_tensors++;
+}
+
 int tv_tensor_create_dead(struct tv_engine *e, enum tv_dtype dtype,
 			  struct tv_tensor **tensor_p)
 {
