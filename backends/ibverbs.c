@@ -884,16 +884,24 @@ static int ibb_create_qp(struct tv_vf_pd *vpd,
 	ia.cap.max_recv_wr = init->max_recv_wr ? init->max_recv_wr : depth;
 	ia.cap.max_send_sge = init->max_send_sge ? init->max_send_sge : 1;
 	ia.cap.max_recv_sge = init->max_recv_sge ? init->max_recv_sge : 1;
+	ia.cap.max_inline_data = init->max_inline_data;
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return -ENOMEM;
 	qp->qp = ibv_create_qp(to_ibv_backend_pd(vpd)->pd, &ia);
+	if (!qp->qp && errno == EINVAL && ia.cap.max_inline_data) {
+		/* Inline is an optimisation: a device with less gets none. */
+		ia.cap.max_inline_data = 0;
+		qp->qp = ibv_create_qp(to_ibv_backend_pd(vpd)->pd, &ia);
+	}
 	if (!qp->qp) {
 		int ret = from_errno();
 
 		free(qp);
 		return ret;
 	}
+	/* What the provider granted (it may round up; 0 without inline). */
+	qp->base.max_inline_data = ia.cap.max_inline_data;
 	qp->psn = random_psn();
 	qp->base.dev = vpd->dev;
 	qp->base.pd = vpd;
@@ -1077,6 +1085,15 @@ static int sges_to_ibv(const struct tv_vf_sge *in, int n, struct ibv_sge *out)
 	return 0;
 }
 
+static uint64_t inline_bytes(const struct tv_vf_send_wr *w)
+{
+	uint64_t len = 0;
+
+	for (int i = 0; i < w->num_sge; i++)
+		len += w->sg_list[i].length;
+	return len;
+}
+
 static int send_wr_to_ibv(const struct tv_vf_send_wr *w,
 			  struct ibv_send_wr *o, struct ibv_sge *sge)
 {
@@ -1090,7 +1107,7 @@ static int send_wr_to_ibv(const struct tv_vf_send_wr *w,
 	o->wr.rdma.remote_addr = 0;
 	o->wr.rdma.rkey = 0;
 	if (sges_to_ibv(w->sg_list, w->num_sge, sge) ||
-	    (w->send_flags & ~(uint32_t)TV_SEND_SIGNALED))
+	    (w->send_flags & ~(uint32_t)(TV_SEND_SIGNALED | TV_SEND_INLINE)))
 		return -EINVAL;
 	switch (w->opcode) {
 	case TV_WR_RDMA_WRITE: o->opcode = IBV_WR_RDMA_WRITE; break;
@@ -1102,10 +1119,13 @@ static int send_wr_to_ibv(const struct tv_vf_send_wr *w,
 	case TV_WR_RDMA_READ: o->opcode = IBV_WR_RDMA_READ; break;
 	default: return -EINVAL;
 	}
+	if ((w->send_flags & TV_SEND_INLINE) && o->opcode == IBV_WR_RDMA_READ)
+		return -EINVAL;
 	o->wr_id = w->wr_id;
 	o->sg_list = w->num_sge ? sge : NULL; /* zero-length: no SGE at all */
 	o->num_sge = w->num_sge;
-	o->send_flags = w->send_flags & TV_SEND_SIGNALED ? IBV_SEND_SIGNALED : 0;
+	o->send_flags = (w->send_flags & TV_SEND_SIGNALED ? IBV_SEND_SIGNALED : 0) |
+			(w->send_flags & TV_SEND_INLINE ? IBV_SEND_INLINE : 0);
 	/* The wire is big-endian; the original skipped this conversion. */
 	if (o->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
 	    o->opcode == IBV_WR_SEND_WITH_IMM)
@@ -1134,6 +1154,10 @@ static int ibb_post_send(struct tv_vf_qp *vqp, struct tv_vf_send_wr *wr,
 	while (w && !ret) {
 		for (n = 0; w && n < IBV_BACKEND_POST_BATCH; w = w->next) {
 			ret = send_wr_to_ibv(w, &batch[n], sge[n]);
+			/* Providers differ (EINVAL, ENOMEM, silence): say it once. */
+			if (!ret && (w->send_flags & TV_SEND_INLINE) &&
+			    inline_bytes(w) > vqp->max_inline_data)
+				ret = -EINVAL;
 			if (ret)
 				break;
 			if (n)

@@ -2,6 +2,7 @@
  * post_send and post_recv: validate, copy the WR into the queue, report it,
  * and hand send WRs to the transmitter.
  */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -80,6 +81,45 @@ static void swr_fill(struct sim_qp *qp, struct sim_swr *swr,
 	swr->retry_left = qp->attr.retry_cnt;
 	swr->signaled = qp->sq_sig_all || (wr->send_flags & TV_SEND_SIGNALED);
 	swr->depart_ns = 0;
+	swr->is_inline = false;
+}
+
+/*
+ * TV_SEND_INLINE: the payload is taken now, from the caller's memory as it
+ * is, with no lkey (the WQE carries it): one local segment from then on,
+ * and the caller may reuse its buffer as soon as the post returns.
+ */
+static void swr_take_inline(struct sim_swr *swr,
+			    const struct tv_vf_send_wr *wr)
+{
+	uint32_t off = 0;
+
+	for (int i = 0; i < wr->num_sge; i++) {
+		const struct tv_vf_sge *sg = &wr->sg_list[i];
+
+		if (sg->length)
+			memcpy(swr->inline_buf + off,
+			       (const void *)(uintptr_t)sg->addr, sg->length);
+		off += sg->length;
+	}
+	assert(off == swr->length);
+	swr->is_inline = true;
+	swr->num_sge = swr->length ? 1 : 0;
+	swr->sges[0] = (struct tv_vf_sge){
+		.addr = (uint64_t)(uintptr_t)swr->inline_buf,
+		.length = swr->length,
+	};
+}
+
+/* Inline: writes and sends only, no more than the QP took at creation. */
+static int inline_check(const struct sim_qp *qp,
+			const struct tv_vf_send_wr *wr, uint32_t len)
+{
+	if (!(wr->send_flags & TV_SEND_INLINE))
+		return 0;
+	if (wr->opcode == TV_WR_RDMA_READ || len > qp->max_inline_data)
+		return -EINVAL;
+	return 0;
 }
 
 static int post_one_send(struct tv_sim *sim, struct sim_qp *qp,
@@ -96,6 +136,8 @@ static int post_one_send(struct tv_sim *sim, struct sim_qp *qp,
 	    !opcode_ok(wr->opcode))
 		return -EINVAL;
 	ret = sge_total(wr->sg_list, wr->num_sge, &len);
+	if (!ret)
+		ret = inline_check(qp, wr, len);
 	if (ret)
 		return ret;
 	if (qp->base.state == TV_QPS_ERR) {
@@ -111,6 +153,8 @@ static int post_one_send(struct tv_sim *sim, struct sim_qp *qp,
 		return -ENOMEM;
 	swr = sim_sq_slot(qp, qp->sq_tail);
 	swr_fill(qp, swr, wr, len);
+	if (wr->send_flags & TV_SEND_INLINE)
+		swr_take_inline(swr, wr);
 	qp->sq_tail++;
 	ret = sim_xfer_transmit(sim, qp);
 	if (ret) {

@@ -24,6 +24,9 @@ static int qp_check_init(struct sim_node *node, struct tv_vf_pd *pd,
 	if (init->max_send_sge > SIM_MAX_SGE ||
 	    init->max_recv_sge > SIM_MAX_SGE)
 		return -EINVAL;
+	/* As hardware: more inline data than the device has is refused. */
+	if (init->max_inline_data > SIM_MAX_INLINE)
+		return -EINVAL;
 	if (node->nr_qps >= SIM_MAX_QP ||
 	    node->qp_tab_len >= SIM_QPN_MAX - SIM_QPN_BASE)
 		return -ENOMEM;
@@ -61,8 +64,16 @@ static int qp_alloc_queues(struct sim_qp *qp)
 	qp->rq_sges = calloc(rq * rsge, sizeof(*qp->rq_sges));
 	if (!qp->sq || !qp->sq_sges || !qp->rq || !qp->rq_sges)
 		return -ENOMEM;
-	for (size_t i = 0; i < sq; i++)
+	if (qp->max_inline_data) {
+		qp->sq_inline = calloc(sq, qp->max_inline_data);
+		if (!qp->sq_inline)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < sq; i++) {
 		qp->sq[i].sges = &qp->sq_sges[i * ssge];
+		qp->sq[i].inline_buf = qp->sq_inline ?
+			&qp->sq_inline[i * qp->max_inline_data] : NULL;
+	}
 	for (size_t i = 0; i < rq; i++)
 		qp->rq[i].sges = &qp->rq_sges[i * rsge];
 	return 0;
@@ -72,6 +83,7 @@ static void qp_free_queues(struct sim_qp *qp)
 {
 	free(qp->rq_sges);
 	free(qp->rq);
+	free(qp->sq_inline);
 	free(qp->sq_sges);
 	free(qp->sq);
 }
@@ -97,6 +109,7 @@ int sim_op_create_qp(struct tv_vf_pd *pd,
 	qp->max_recv_wr = init->max_recv_wr;
 	qp->max_send_sge = init->max_send_sge;
 	qp->max_recv_sge = init->max_recv_sge;
+	qp->max_inline_data = init->max_inline_data;
 	ret = qp_alloc_queues(qp);
 	if (ret)
 		goto err_queues;
@@ -108,6 +121,7 @@ int sim_op_create_qp(struct tv_vf_pd *pd,
 		.send_cq = init->send_cq, .recv_cq = init->recv_cq,
 		.qp_num = SIM_QPN_BASE + node->qp_tab_len,
 		.state = TV_QPS_RESET,
+		.max_inline_data = qp->max_inline_data,
 	};
 	qp->attr.qp_state = TV_QPS_RESET;
 	node->qp_tab[node->qp_tab_len++] = qp;

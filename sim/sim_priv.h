@@ -16,6 +16,7 @@
 /* Limits the configuration does not expose. */
 #define SIM_MAX_NODES 1024u
 #define SIM_MAX_SGE 32u
+#define SIM_MAX_INLINE 512u /* bytes a TV_SEND_INLINE post may carry */
 #define SIM_MAX_QP 16384u
 #define SIM_MAX_CQ 16384u
 #define SIM_MAX_MR_SIZE (1ull << 40)
@@ -142,6 +143,8 @@ struct sim_swr {
 	uint64_t remote_addr;
 	uint64_t depart_ns;    /* last transmission's departure */
 	struct tv_vf_sge *sges;
+	uint8_t *inline_buf;   /* this slot's max_inline_data bytes */
+	bool is_inline;        /* payload copied into inline_buf at post */
 	uint32_t num_sge;
 	uint32_t length;       /* sum of the SGE lengths */
 	enum tv_vf_wr_opcode opcode;
@@ -180,6 +183,8 @@ struct sim_qp {
 
 	struct sim_swr *sq;
 	struct tv_vf_sge *sq_sges;
+	uint8_t *sq_inline;    /* max_inline_data bytes per slot */
+	uint32_t max_inline_data;
 	uint64_t sq_head;
 	uint64_t sq_exec;
 	uint64_t sq_tx;

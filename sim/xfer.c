@@ -351,8 +351,11 @@ static void xfer_execute(struct tv_sim *sim, struct sim_qp *req,
 
 	out->peer = sim_gid_node(sim, req->attr.dgid);
 	/* TensorFlow #23220: lkey 0 / unregistered source buffer. */
-	if (sge_resolve(req->node, req->base.pd, swr->sges, swr->num_sge, need,
-			local)) {
+	if (swr->is_inline) {
+		/* Taken at post (swr_take_inline): no key to check. */
+		local[0] = (struct sim_seg){ swr->inline_buf, swr->length };
+	} else if (sge_resolve(req->node, req->base.pd, swr->sges,
+			       swr->num_sge, need, local)) {
 		out->res = XR_LOCAL;
 		out->status = TV_WC_LOC_PROT_ERR;
 		return;

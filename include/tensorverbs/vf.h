@@ -81,6 +81,12 @@ enum tv_vf_wr_opcode {
 
 enum tv_vf_send_flags {
 	TV_SEND_SIGNALED = 1u << 1, /* == IBV_SEND_SIGNALED */
+	/*
+	 * == IBV_SEND_INLINE: the payload is copied into the work request
+	 * at post time (up to the QP's max_inline_data bytes), so the
+	 * source may be reused at once and needs no lkey.  Writes and sends.
+	 */
+	TV_SEND_INLINE = 1u << 3,
 };
 
 enum tv_vf_wc_flags {
@@ -202,6 +208,9 @@ struct tv_vf_qp_init_attr {
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
 	int sq_sig_all;
+	/* Bytes a TV_SEND_INLINE post may carry; 0: none.  A backend may
+	 * grant less (even 0): struct tv_vf_qp says what it took. */
+	uint32_t max_inline_data;
 };
 
 /* ---- objects (embedded by backends) ----------------------------------- */
@@ -236,6 +245,7 @@ struct tv_vf_qp {
 	struct tv_vf_cq *recv_cq;
 	uint32_t qp_num;
 	enum tv_vf_qp_state state; /* kept up to date by the backend */
+	uint32_t max_inline_data;  /* granted: TV_SEND_INLINE up to this */
 	void *user_ctx;            /* free for the QP's owner */
 };
 

@@ -42,7 +42,8 @@ static struct tv_vf_device *open_dev(void)
 static void pair_objects(struct pair *p)
 {
 	struct tv_vf_qp_init_attr init = { .max_send_wr = 64,
-					   .max_recv_wr = 64 };
+					   .max_recv_wr = 64,
+					   .max_inline_data = 64 };
 	uint32_t acc = TV_ACCESS_LOCAL_WRITE | TV_ACCESS_REMOTE_WRITE |
 		       TV_ACCESS_REMOTE_READ;
 
@@ -267,6 +268,50 @@ START_TEST(bad_rkey_remote_access_error_then_flush)
 }
 END_TEST
 
+/* What the engine does with small payloads: rxe and ConnectX take 64. */
+START_TEST(inline_write_takes_bytes_at_post)
+{
+	struct pair p;
+	struct tv_vf_wc wc;
+	uint8_t src[64];
+	struct tv_vf_sge sge = { (uintptr_t)src, sizeof(src), 0 };
+	struct tv_vf_send_wr wr = {
+		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
+		.opcode = TV_WR_RDMA_WRITE_WITH_IMM, .imm_data = 5,
+		.send_flags = TV_SEND_SIGNALED | TV_SEND_INLINE,
+	}, *bad = NULL;
+
+	pair_open(&p);
+	ck_assert_uint_ge(p.qp[0]->max_inline_data, 64);
+	wr.remote_addr = (uintptr_t)p.buf[1] + 512;
+	wr.rkey = p.mr[1]->rkey;
+	post_recv(&p, 1, 21, 0);
+	/* Unregistered stack memory, no lkey, reused once posted. */
+	memset(src, 0x3c, sizeof(src));
+	ck_assert_int_eq(tv_vf_post_send(p.qp[0], &wr, &bad), 0);
+	memset(src, 0xee, sizeof(src));
+	get_wc(&p, p.cq[0], &wc);
+	ck_assert_int_eq(wc.status, TV_WC_SUCCESS);
+	get_wc(&p, p.cq[1], &wc);
+	ck_assert_int_eq(wc.status, TV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.byte_len, 64);
+	ck_assert_uint_eq(wc.imm_data, 5);
+	ck_assert_uint_eq(p.buf[1][512], 0x3c);
+	ck_assert_uint_eq(p.buf[1][575], 0x3c);
+	ck_assert_uint_eq(p.buf[1][576], 0);
+	/* Over what the QP took, and a read: refused before the device. */
+	sge.addr = (uintptr_t)p.buf[0];
+	sge.lkey = p.mr[0]->lkey;
+	sge.length = p.qp[0]->max_inline_data + 1;
+	ck_assert_int_eq(tv_vf_post_send(p.qp[0], &wr, &bad), -EINVAL);
+	ck_assert_ptr_eq(bad, &wr);
+	sge.length = 8;
+	wr.opcode = TV_WR_RDMA_READ;
+	ck_assert_int_eq(tv_vf_post_send(p.qp[0], &wr, &bad), -EINVAL);
+	pair_close(&p);
+}
+END_TEST
+
 START_TEST(bad_requests_refused)
 {
 	struct pair p;
@@ -428,6 +473,7 @@ int main(void)
 	tcase_add_test(tc, write_with_imm_zero_length_and_host_order);
 	tcase_add_test(tc, write_read_send);
 	tcase_add_test(tc, bad_rkey_remote_access_error_then_flush);
+	tcase_add_test(tc, inline_write_takes_bytes_at_post);
 	tcase_add_test(tc, bad_requests_refused);
 	tcase_add_test(tc, wait_times_out_and_wakes);
 	tcase_add_test(tc, wait_fds_wakes_on_fds);

@@ -212,6 +212,103 @@ static void fill(uint8_t *p, uint32_t len, uint8_t seed)
 		p[i] = (uint8_t)(seed + i * 7);
 }
 
+/* ---- inline data ------------------------------------------------------------ */
+
+/* Both sides' QPs again, asking for inline bytes. */
+static void requp_inline(struct fix *f, uint32_t inline_bytes)
+{
+	for (int i = 0; i < 2; i++) {
+		struct side *s = &f->s[i];
+		struct tv_vf_qp_init_attr init = {
+			.send_cq = s->scq, .recv_cq = s->rcq,
+			.max_send_wr = 16, .max_recv_wr = 16,
+			.max_send_sge = 4, .max_recv_sge = 4,
+			.max_inline_data = inline_bytes,
+		};
+
+		ck_assert_int_eq(tv_vf_destroy_qp(s->qp), 0);
+		s->qp = NULL;
+		ck_assert_int_eq(tv_vf_create_qp(s->pd, &init, &s->qp), 0);
+		ck_assert_uint_eq(s->qp->max_inline_data, inline_bytes);
+	}
+}
+
+START_TEST(test_inline_takes_bytes_at_post)
+{
+	struct fix f;
+	uint8_t src[64], want[64];
+	struct tv_vf_sge sge = { .addr = (uint64_t)(uintptr_t)src,
+				 .length = sizeof(src), .lkey = 0 };
+	struct tv_vf_send_wr wr = {
+		.wr_id = 9, .sg_list = &sge, .num_sge = 1,
+		.opcode = TV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = TV_SEND_INLINE | TV_SEND_SIGNALED,
+		.imm_data = 77,
+	}, *bad = NULL;
+	struct tv_vf_wc wc;
+
+	fix_init(&f);
+	requp_inline(&f, 64);
+	connect_pair(&f);
+	ck_assert_int_eq(post_rx(&f, 1, 0, 0, 5), 0);
+	/* Unregistered memory, lkey 0: the WQE carries the bytes. */
+	fill(src, sizeof(src), 3);
+	memcpy(want, src, sizeof(want));
+	wr.remote_addr = raddr(&f.s[1], 128);
+	wr.rkey = f.s[1].mr->rkey;
+	ck_assert_int_eq(tv_vf_post_send(f.s[0].qp, &wr, &bad), 0);
+	/* Reused at once: what was posted is what lands. */
+	memset(src, 0xee, sizeof(src));
+	run_all(&f);
+	wc = poll1(f.s[0].scq);
+	ck_assert_int_eq(wc.status, TV_WC_SUCCESS);
+	wc = poll1(f.s[1].rcq);
+	ck_assert_int_eq(wc.status, TV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.imm_data, 77);
+	ck_assert_uint_eq(wc.byte_len, 64);
+	ck_assert_mem_eq(f.s[1].buf + 128, want, sizeof(want));
+	fix_fini(&f);
+}
+END_TEST
+
+START_TEST(test_inline_limits)
+{
+	struct tv_sim_config cfg;
+	struct fix f;
+	uint8_t src[65] = { 0 };
+	struct tv_vf_sge sge = { .addr = (uint64_t)(uintptr_t)src,
+				 .length = sizeof(src) };
+	struct tv_vf_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = TV_WR_RDMA_WRITE,
+		.send_flags = TV_SEND_INLINE,
+	}, *bad = NULL;
+	struct tv_vf_qp_init_attr init = { 0 };
+	struct tv_vf_qp *qp = NULL;
+
+	cfg_test(&cfg);
+	fix_init_cfg(&f, &cfg);
+	requp_inline(&f, 64);
+	connect_pair(&f);
+	wr.remote_addr = raddr(&f.s[1], 0);
+	wr.rkey = f.s[1].mr->rkey;
+	/* One byte over what the QP took. */
+	ck_assert_int_eq(tv_vf_post_send(f.s[0].qp, &wr, &bad), -EINVAL);
+	ck_assert_ptr_eq(bad, &wr);
+	/* Reads carry no payload to inline. */
+	sge.length = 8;
+	wr.opcode = TV_WR_RDMA_READ;
+	ck_assert_int_eq(tv_vf_post_send(f.s[0].qp, &wr, &bad), -EINVAL);
+	/* More than the device has: refused at creation. */
+	init.send_cq = f.s[0].scq;
+	init.recv_cq = f.s[0].rcq;
+	init.max_send_wr = init.max_recv_wr = 4;
+	init.max_inline_data = 4096;
+	ck_assert_int_eq(tv_vf_create_qp(f.s[0].pd, &init, &qp), -EINVAL);
+	ck_assert_ptr_null(qp);
+	fix_fini(&f);
+}
+END_TEST
+
 /* ---- PRNG ------------------------------------------------------------------ */
 
 START_TEST(test_prng)
@@ -2104,6 +2201,8 @@ static Suite *sim_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_prng);
+	tcase_add_test(tc, test_inline_takes_bytes_at_post);
+	tcase_add_test(tc, test_inline_limits);
 	tcase_add_test(tc, test_query);
 	tcase_add_test(tc, test_endpoint);
 	tcase_add_test(tc, test_qp_state_legal);
