@@ -482,9 +482,9 @@ void tv__channel_kick(struct tv_channel *ch)
 	}
 }
 
-int tv__channel_post_write_now(struct tv_channel *ch, uint32_t index,
-			       uint64_t dst_addr, uint32_t rkey, uint64_t addr,
-			       uint32_t lkey, uint64_t len, bool *rode_p)
+int tv__channel_post_write(struct tv_channel *ch, uint32_t index,
+			   uint64_t dst_addr, uint32_t rkey, uint64_t addr,
+			   uint32_t lkey, uint64_t len, bool *rode_p)
 {
 	struct tv_vf_send_wr wr;
 	struct tv_vf_sge sge;
@@ -543,21 +543,6 @@ void tv__channel_write_posted(struct tv_channel *ch,
 			ch->acks_owed--;
 		channel_ack_sent(ch, true);
 	}
-}
-
-int tv__channel_post_write(struct tv_channel *ch, struct tv_response *resp,
-			   uint64_t addr, uint32_t lkey, uint64_t len)
-{
-	bool rode;
-	int ret;
-
-	assert(len <= resp->dst_bytes);
-	ret = tv__channel_post_write_now(ch, resp->index, resp->dst_addr,
-					 resp->dst_rkey, addr, lkey, len,
-					 &rode);
-	if (!ret)
-		tv__channel_write_posted(ch, resp, len, rode);
-	return ret;
 }
 
 /* ---- failure ---------------------------------------------------------- */

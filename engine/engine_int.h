@@ -295,15 +295,14 @@ void tv__emit(struct tv_engine *e, enum tv_engine_event_kind kind,
 void tv__channel_enqueue(struct tv_channel *ch, struct tv_txent *tx);
 void tv__channel_unqueue(struct tv_channel *ch, struct tv_txent *tx);
 void tv__channel_kick(struct tv_channel *ch);
-int tv__channel_post_write(struct tv_channel *ch, struct tv_response *resp,
-			   uint64_t addr, uint32_t lkey, uint64_t len);
 /*
- * The same in two halves, for the fetch path: the post alone (what the
- * peer waits for; *rode_p: an ACK rode on it), then what follows it.
+ * A tensor write in two halves, so the fetch path can keep its books in
+ * between: the post alone (what the peer waits for; *rode_p: an ACK we
+ * owed rode on it), then its counters, event and ACK accounting.
  */
-int tv__channel_post_write_now(struct tv_channel *ch, uint32_t index,
-			       uint64_t dst_addr, uint32_t rkey, uint64_t addr,
-			       uint32_t lkey, uint64_t len, bool *rode_p);
+int tv__channel_post_write(struct tv_channel *ch, uint32_t index,
+			   uint64_t dst_addr, uint32_t rkey, uint64_t addr,
+			   uint32_t lkey, uint64_t len, bool *rode_p);
 void tv__channel_write_posted(struct tv_channel *ch,
 			      const struct tv_response *resp, uint64_t len,
 			      bool rode);

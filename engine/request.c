@@ -524,9 +524,6 @@ void tv__request_on_write(struct tv_channel *ch, uint32_t index,
 	const void *data;
 	int ret;
 
-	if (req)
-		request_result_ready(req);
-
 	if (req && req->state == TV_REQ_ABANDON) {
 		/* The zero-byte write a cancelling RE_REQUEST still gets. */
 		request_finish(req, &req->fail, NULL);

@@ -163,28 +163,40 @@ static void response_source(struct tv_response *resp, uint64_t *addr_p,
 	}
 }
 
-static void response_write(struct tv_response *resp)
+/* resp's write was posted (ret 0, an ACK rode on it or not) or failed. */
+static void response_write_posted(struct tv_response *resp, int ret,
+				  bool rode)
 {
 	struct tv_engine *e = resp->ch->engine;
-	uint64_t addr;
-	uint32_t lkey;
-	int ret;
 
-	assert(resp->meta.tensor_bytes <= resp->dst_bytes);
-	response_source(resp, &addr, &lkey);
-	resp->state = TV_RESP_WRITING;
-	ret = tv__channel_post_write(resp->ch, resp, addr, lkey,
-				     resp->meta.tensor_bytes);
 	if (ret) {
 		tv__channel_fail(resp->ch, TV_UNAVAILABLE,
 				 "posting the write of '%s' failed: %s",
 				 resp->name, strerror(-ret));
 		return;
 	}
+	tv__channel_write_posted(resp->ch, resp, resp->meta.tensor_bytes,
+				 rode);
 	if (resp->tensor)
 		e->stats.zero_copy_writes++;
 	else if (resp->has_clone)
 		e->stats.staged_writes++;
+}
+
+static void response_write(struct tv_response *resp)
+{
+	uint64_t addr;
+	uint32_t lkey;
+	bool rode = false;
+	int ret;
+
+	assert(resp->meta.tensor_bytes <= resp->dst_bytes);
+	response_source(resp, &addr, &lkey);
+	resp->state = TV_RESP_WRITING;
+	ret = tv__channel_post_write(resp->ch, resp->index, resp->dst_addr,
+				     resp->dst_rkey, addr, lkey,
+				     resp->meta.tensor_bytes, &rode);
+	response_write_posted(resp, ret, rode);
 }
 
 static bool response_meta_current(const struct tv_response *resp)
@@ -300,31 +312,22 @@ static bool response_fast(struct tv_response *resp, struct tv_channel *ch,
 {
 	struct tv_tensor *t = tag->tensor;
 	bool rode = false;
-	int ret;
+	int ret, prep;
 
 	if (!response_fast_ok(ch, msg, t))
 		return false;
-	ret = tv__channel_post_write_now(ch, msg->request_index,
-					 msg->remote_addr, msg->rkey,
-					 (uint64_t)(uintptr_t)t->data,
-					 t->buf.lkey, t->size_bytes, &rode);
+	ret = tv__channel_post_write(ch, msg->request_index, msg->remote_addr,
+				     msg->rkey, (uint64_t)(uintptr_t)t->data,
+				     t->buf.lkey, t->size_bytes, &rode);
 	response_fill(resp, ch, msg);
 	tv_tensor_ref(t);
 	resp->source = t;
-	tv_tensor_ref(t);
-	resp->tensor = t;
-	resp->meta.dtype = t->dtype;
-	tv__shape_copy(&resp->meta.shape, &t->shape);
-	resp->meta.tensor_bytes = t->size_bytes;
+	/* Registered memory: a reference to t, no copy, nothing to fail. */
+	prep = response_prepare(resp, t);
+	assert(!prep && resp->tensor == t);
+	(void)prep;
 	resp->state = TV_RESP_WRITING;
-	if (ret) {
-		tv__channel_fail(ch, TV_UNAVAILABLE,
-				 "posting the write of '%s' failed: %s",
-				 resp->name, strerror(-ret));
-		return true;
-	}
-	tv__channel_write_posted(ch, resp, t->size_bytes, rode);
-	ch->engine->stats.zero_copy_writes++;
+	response_write_posted(resp, ret, rode);
 	return true;
 }
 
