@@ -455,11 +455,25 @@ static int channel_send_one(struct tv_channel *ch, struct tv_txent *tx)
 	return 0;
 }
 
+/* tx, in no queue, to the wire; false: the channel failed. */
+static bool channel_send(struct tv_channel *ch, struct tv_txent *tx)
+{
+	int ret = channel_send_one(ch, tx);
+
+	if (ret) {
+		tv__channel_fail(ch, TV_UNAVAILABLE, "posting a %s failed: %s",
+				 tv_msg_type_name(tx->type), strerror(-ret));
+		return false;
+	}
+	/* May free the owner: nothing of tx is used after this. */
+	txent_posted(tx);
+	return true;
+}
+
 void tv__channel_kick(struct tv_channel *ch)
 {
 	struct tv_list *node;
 	struct tv_txent *tx;
-	int ret;
 
 	channel_send_acks(ch);
 	while (ch->connected && !ch->failed && !ch->tx_local_busy &&
@@ -469,17 +483,16 @@ void tv__channel_kick(struct tv_channel *ch)
 			return;
 		tx = TV_CONTAINER_OF(node, struct tv_txent, link);
 		tv__channel_unqueue(ch, tx);
-		ret = channel_send_one(ch, tx);
-		if (ret) {
-			tv__channel_fail(ch, TV_UNAVAILABLE,
-					 "posting a %s failed: %s",
-					 tv_msg_type_name(tx->type),
-					 strerror(-ret));
+		if (!channel_send(ch, tx))
 			return;
-		}
-		/* May free the owner: nothing of tx is used after this. */
-		txent_posted(tx);
 	}
+}
+
+void tv__channel_send_now(struct tv_channel *ch, struct tv_txent *tx)
+{
+	/* The queue is empty: tx is what kick() would have sent next. */
+	assert(tv__channel_tx_idle(ch) && !tv_list_linked(&tx->link));
+	channel_send(ch, tx);
 }
 
 int tv__channel_post_write(struct tv_channel *ch, uint32_t index,

@@ -296,6 +296,20 @@ void tv__channel_enqueue(struct tv_channel *ch, struct tv_txent *tx);
 void tv__channel_unqueue(struct tv_channel *ch, struct tv_txent *tx);
 void tv__channel_kick(struct tv_channel *ch);
 /*
+ * Nothing stands between a new message and the wire: the channel is up,
+ * its tx buffer is free on both sides, no message or ACK waits, and the
+ * send queue has room.  Then tv__channel_send_now() may send tx (in no
+ * queue) at once, as tv__channel_kick() would have.
+ */
+static inline bool tv__channel_tx_idle(const struct tv_channel *ch)
+{
+	return ch->connected && !ch->failed && !ch->tx_local_busy &&
+	       !ch->tx_remote_busy && !ch->acks_owed &&
+	       ch->sq_outstanding < ch->sq_depth &&
+	       tv_list_empty(&ch->tx_queue);
+}
+void tv__channel_send_now(struct tv_channel *ch, struct tv_txent *tx);
+/*
  * A tensor write in two halves, so the fetch path can keep its books in
  * between: the post alone (what the peer waits for; *rode_p: an ACK we
  * owed rode on it), then its counters, event and ACK accounting.

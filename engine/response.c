@@ -328,6 +328,7 @@ static bool response_fast(struct tv_response *resp, struct tv_channel *ch,
 	(void)prep;
 	resp->state = TV_RESP_WRITING;
 	response_write_posted(resp, ret, rode);
+	ch->engine->stats.fast_responses++;
 	return true;
 }
 

@@ -210,6 +210,13 @@ struct tv_engine_stats {
 	uint64_t tensor_bytes_written;
 	uint64_t zero_copy_writes; /* straight from the sender's buffer */
 	uint64_t staged_writes;    /* from a clone / serialized / host copy */
+	/*
+	 * The fetch path with cached metadata, posted ahead of the books:
+	 * requests sent from the receive call itself (idle channel), and
+	 * tensor writes sent from the request's completion.
+	 */
+	uint64_t fast_requests;
+	uint64_t fast_responses;
 	uint64_t proxy_copies;     /* receiver-side proxy -> device copies */
 	uint64_t checksum_failures;
 	uint64_t ack_timeouts;

@@ -57,6 +57,72 @@ START_TEST(first_request_goes_through_metadata)
 	ck_assert_uint_eq(s0.live_responses, 0);
 	ck_assert_uint_eq(w->max_in_flight, 1);
 	ck_assert_uint_eq(w->writes_checked, 1);
+	/* Nothing cached yet: the general path on both sides. */
+	ck_assert_uint_eq(s1.fast_requests, 0);
+	ck_assert_uint_eq(s0.fast_responses, 0);
+	h_world_free(w);
+}
+END_TEST
+
+/*
+ * Cached requests issued together: only the first finds the channel idle
+ * and posts from the call; the others queue behind its message buffer and
+ * go the general way.  All of them arrive, in any order of completion.
+ */
+START_TEST(fast_path_only_on_an_idle_channel)
+{
+	struct h_world *w = h_world_default();
+	struct h_recv r[4];
+	struct tv_tensor *t;
+	uint64_t step;
+
+	transfer(w, 1, "w", TV_DT_FLOAT, 2, d_4x8, 1);
+	for (step = 2; step < 6; step++) {
+		t = h_tensor(w, 0, TV_DT_FLOAT, 2, d_4x8, TV_PLACE_HOST,
+			     (uint8_t)step);
+		ck_assert_int_eq(tv_engine_send(w->eng[0], step, "w", t), 0);
+		tv_tensor_unref(t);
+	}
+	for (step = 2; step < 6; step++)
+		h_recv(w, 1, 0, step, "w", TV_PLACE_HOST, &r[step - 2]);
+	ck_assert_uint_eq(h_stats(w, 1).fast_requests, 1);
+	ck_assert_uint_eq(h_stats(w, 1).queued_msgs, 3);
+	h_run(w);
+	for (step = 2; step < 6; step++) {
+		ck_assert_int_eq(r[step - 2].status.code, TV_OK);
+		ck_assert(h_check_fill(r[step - 2].tensor, (uint8_t)step));
+		h_recv_release(&r[step - 2]);
+	}
+	ck_assert_uint_eq(h_stats(w, 1).fast_requests, 1);
+	ck_assert_uint_eq(h_stats(w, 1).msgs_sent[TV_MSG_TENSOR_REQUEST], 5);
+	/* Every one of them was cached: all four writes left from the fast path. */
+	ck_assert_uint_eq(h_stats(w, 0).fast_responses, 4);
+	h_world_free(w);
+}
+END_TEST
+
+/* A device receive goes through a proxy: never the request fast path. */
+START_TEST(fast_path_not_for_device_receives)
+{
+	struct h_world *w = h_world_default();
+	struct tv_tensor *t;
+	struct h_recv r;
+	uint64_t step;
+
+	for (step = 1; step <= 3; step++) {
+		t = h_tensor(w, 0, TV_DT_FLOAT, 2, d_4x8, TV_PLACE_HOST, 3);
+		ck_assert_int_eq(tv_engine_send(w->eng[0], step, "dev", t), 0);
+		tv_tensor_unref(t);
+		h_recv(w, 1, 0, step, "dev", TV_PLACE_DEVICE, &r);
+		h_run(w);
+		ck_assert_int_eq(r.status.code, TV_OK);
+		ck_assert(h_check_fill(r.tensor, 3));
+		h_recv_release(&r);
+	}
+	ck_assert_uint_eq(h_stats(w, 1).fast_requests, 0);
+	ck_assert_uint_eq(h_stats(w, 1).proxy_copies, 3);
+	/* The sender's side of it is the same as for a host receive. */
+	ck_assert_uint_eq(h_stats(w, 0).fast_responses, 2);
 	h_world_free(w);
 }
 END_TEST
@@ -75,6 +141,9 @@ START_TEST(cached_metadata_writes_zero_copy)
 	ck_assert_uint_eq(s1.msgs_sent[TV_MSG_TENSOR_REQUEST], 3);
 	ck_assert_uint_eq(s1.msgs_sent[TV_MSG_TENSOR_RE_REQUEST], 1);
 	ck_assert_uint_eq(s0.zero_copy_writes, 2);
+	/* Steps 2 and 3 took the fast path on both sides; step 1 could not. */
+	ck_assert_uint_eq(s1.fast_requests, 2);
+	ck_assert_uint_eq(s0.fast_responses, 2);
 	/*
 	 * Node 0 ACKs 3 requests and the RE_REQUEST: the first request's
 	 * ACK goes alone (a META_DATA_UPDATE answers it), the other three
@@ -583,6 +652,8 @@ Suite *engine_paths_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, first_request_goes_through_metadata);
 	tcase_add_test(tc, cached_metadata_writes_zero_copy);
+	tcase_add_test(tc, fast_path_only_on_an_idle_channel);
+	tcase_add_test(tc, fast_path_not_for_device_receives);
 	tcase_add_test(tc, shape_and_dtype_changes_between_steps);
 	tcase_add_test(tc, dead_tensor);
 	tcase_add_test(tc, zero_element_tensor);

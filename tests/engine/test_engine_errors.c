@@ -215,6 +215,47 @@ START_TEST(receiver_allocation_failure_cancels_request)
 }
 END_TEST
 
+/*
+ * The fast path's allocation fails (the cached size needs a new pool
+ * block, whose registration fails): the receive fails at once, nothing is
+ * sent, and the next receive, with memory, goes through.
+ */
+START_TEST(fast_path_allocation_failure_fails_the_receive)
+{
+	static const int64_t big[] = { 1024, 1024 }; /* a whole pool block */
+	struct h_world *w = h_world_default();
+	struct tv_tensor *t;
+	struct h_recv r1, r2, r3;
+	uint64_t step;
+
+	for (step = 1; step <= 3; step++) {
+		t = h_tensor(w, 0, TV_DT_FLOAT, 2, big, TV_PLACE_HOST,
+			     (uint8_t)step);
+		ck_assert_int_eq(tv_engine_send(w->eng[0], step, "b", t), 0);
+		tv_tensor_unref(t);
+	}
+	h_recv(w, 1, 0, 1, "b", TV_PLACE_HOST, &r1);
+	h_run(w);
+	ck_assert_int_eq(r1.status.code, TV_OK);
+	/* r1's result holds the one block: step 2 needs another. */
+	tv_sim_fail_reg_mr(w->sim, 1, 1, -ENOMEM);
+	h_recv(w, 1, 0, 2, "b", TV_PLACE_HOST, &r2);
+	ck_assert_int_eq(r2.calls, 1);
+	ck_assert_int_eq(r2.status.code, TV_RESOURCE_EXHAUSTED);
+	ck_assert_ptr_nonnull(strstr(r2.status.message, "receive buffer"));
+	ck_assert_uint_eq(h_stats(w, 1).fast_requests, 0);
+	ck_assert_uint_eq(h_stats(w, 1).msgs_sent[TV_MSG_TENSOR_REQUEST], 1);
+	ck_assert_uint_eq(h_stats(w, 1).live_requests, 0);
+	h_recv_release(&r1);
+	h_recv(w, 1, 0, 3, "b", TV_PLACE_HOST, &r3);
+	h_run(w);
+	ck_assert_int_eq(r3.status.code, TV_OK);
+	ck_assert(h_check_fill(r3.tensor, 3));
+	h_recv_release(&r3);
+	h_world_free(w);
+}
+END_TEST
+
 START_TEST(peer_cannot_make_us_allocate_without_bound)
 {
 	struct h_world *w = h_world_default();
@@ -428,6 +469,7 @@ Suite *engine_errors_suite(void)
 	tcase_add_test(tc, duplicate_request_index_fails_channel);
 	tcase_add_test(tc, sender_never_writes_past_advertised_buffer);
 	tcase_add_test(tc, receiver_allocation_failure_cancels_request);
+	tcase_add_test(tc, fast_path_allocation_failure_fails_the_receive);
 	tcase_add_test(tc, peer_cannot_make_us_allocate_without_bound);
 	tcase_add_test(tc, sender_registration_failure_becomes_error_status);
 	tcase_add_test(tc, qp_error_fails_requests_on_both_sides);
