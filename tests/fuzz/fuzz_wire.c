@@ -7,7 +7,7 @@
  *    same bytes, the encoder writes nothing into a buffer one byte short,
  *    and the strict prefix and one extra byte are rejected.
  * 2. The same with body_len and the checksum fixed up, so the fuzzer gets
- *    past the XXH32 and explores the body rules.
+ *    past the checksum and explores the body rules.
  * 3. The other direction: a message built from the input (fz_build_msg);
  *    if the encoder accepts it, the decoder returns exactly it.
  */
@@ -131,15 +131,17 @@ static void check_decode(const uint8_t *buf, size_t len)
 	FZ_CHECK(tv_wire_decode(out, len + 1, &again) != 0);
 }
 
-/* body_len = the bytes present, and the XXH32 the spec asks for. */
+/* body_len = the bytes present, and the checksum the spec asks for. */
 static void fix_header(uint8_t *buf, size_t len)
 {
 	uint32_t body = (uint32_t)(len - HDR_BYTES), sum;
 	unsigned int i;
+	uint64_t h;
 
 	for (i = 0; i < 4; i++)
 		buf[8 + i] = (uint8_t)(body >> (8 * i));
-	sum = XXH32(buf + HDR_BYTES, body, XXH32(buf, 12, 0));
+	h = XXH3_64bits_withSeed(buf + HDR_BYTES, body, XXH3_64bits(buf, 12));
+	sum = (uint32_t)(h ^ (h >> 32));
 	for (i = 0; i < 4; i++)
 		buf[12 + i] = (uint8_t)(sum >> (8 * i));
 }

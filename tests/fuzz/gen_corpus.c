@@ -68,12 +68,14 @@ static size_t encode(const struct tv_msg *m, uint8_t *buf)
 /* body_len and the checksum for the bytes as they are now. */
 static void fix_header(uint8_t *buf, size_t len, uint32_t body_len)
 {
+	uint64_t h;
 	uint32_t sum;
 	int i;
 
 	for (i = 0; i < 4; i++)
 		buf[8 + i] = (uint8_t)(body_len >> (8 * i));
-	sum = XXH32(buf + 16, len - 16, XXH32(buf, 12, 0));
+	h = XXH3_64bits_withSeed(buf + 16, len - 16, XXH3_64bits(buf, 12));
+	sum = (uint32_t)(h ^ (h >> 32));
 	for (i = 0; i < 4; i++)
 		buf[12 + i] = (uint8_t)(sum >> (8 * i));
 }

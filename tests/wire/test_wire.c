@@ -57,9 +57,10 @@ static void put_le(uint8_t *p, uint64_t v, int bytes)
 /* Recomputes the checksum of a message of len bytes (body_len as is). */
 static void reseal(uint8_t *b, size_t len)
 {
-	uint32_t seed = XXH32(b, 12, 0);
+	uint64_t h = XXH3_64bits_withSeed(b + HDR, len - HDR,
+					  XXH3_64bits(b, 12));
 
-	put_le(b + 12, XXH32(b + HDR, len - HDR, seed), 4);
+	put_le(b + 12, (uint32_t)(h ^ (h >> 32)), 4);
 }
 
 /* Starts a message: header with body_len and checksum filled by finish. */
@@ -68,7 +69,7 @@ static void raw_start(struct raw *r, uint8_t type, uint16_t flags)
 	r->n = 0;
 	raw_u8(r, 'T');
 	raw_u8(r, 'V');
-	raw_u8(r, 1);
+	raw_u8(r, 2); /* the version docs/wire-format.md describes */
 	raw_u8(r, type);
 	raw_le(r, flags, 2);
 	raw_le(r, 0, 2);
