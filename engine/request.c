@@ -264,6 +264,16 @@ static void request_fail(struct tv_request *req, enum tv_code code,
 	request_finish(req, &st, NULL);
 }
 
+/* req->index is its own now: findable by it, holding a credit. */
+static void request_hold_index(struct tv_request *req)
+{
+	struct tv_channel *ch = req->ch;
+
+	tv_hmap_insert(&ch->requests, &req->hnode, tv_hash_u64(req->index));
+	req->indexed = true;
+	ch->inflight++;
+}
+
 /* Take an index and a credit; send TENSOR_REQUEST with cached metadata. */
 static void request_send_first(struct tv_request *req)
 {
@@ -272,9 +282,7 @@ static void request_send_first(struct tv_request *req)
 	int ret;
 
 	req->index = request_alloc_index(ch);
-	tv_hmap_insert(&ch->requests, &req->hnode, tv_hash_u64(req->index));
-	req->indexed = true;
-	ch->inflight++;
+	request_hold_index(req);
 	me = meta_find(ch, req->name, req->name_len);
 	if (me) {
 		tv__meta_copy(&req->meta, &me->meta);
@@ -338,9 +346,7 @@ static bool request_send_fast(struct tv_request *req)
 		tv__channel_send_now(ch, &req->tx);
 		ch->engine->stats.fast_requests++;
 	}
-	tv_hmap_insert(&ch->requests, &req->hnode, tv_hash_u64(req->index));
-	req->indexed = true;
-	ch->inflight++;
+	request_hold_index(req);
 	if (ret)
 		request_fail(req, TV_RESOURCE_EXHAUSTED,
 			     "allocating the receive buffer failed");
