@@ -40,6 +40,7 @@ struct fl {
 	struct fl_peer peer;
 	uint32_t sends;    /* signaled sends not yet completed */
 	uint32_t arrived;  /* the peer's writes not yet waited for */
+	bool connected;    /* rdma_connect/rdma_accept completed */
 };
 
 static uint64_t fl_now_ns(void)
@@ -138,6 +139,7 @@ static int fl_connect(struct fl *f, const struct sockaddr *srv,
 	cp.rnr_retry_count = 7;
 	if (server ? rdma_accept(f->id, &cp) : rdma_connect(f->id, &cp))
 		return -errno;
+	f->connected = true;
 	if (!server)
 		memcpy(&f->peer, f->id->event->param.conn.private_data,
 		       sizeof(f->peer));
@@ -207,9 +209,15 @@ static int fl_wait(struct fl *f)
 	return ret;
 }
 
+/*
+ * Only a connection that was made is taken down: on a synchronous id
+ * rdma_disconnect() waits for the DISCONNECTED event, and an id whose
+ * connect failed (the server was not listening yet) never gets one; the
+ * retry then hung here for good.
+ */
 static void fl_close(struct fl *f)
 {
-	if (f->id)
+	if (f->connected)
 		rdma_disconnect(f->id);
 	if (f->id && f->id->qp)
 		rdma_destroy_qp(f->id);

@@ -259,8 +259,9 @@ fiu_ctrl_test
 bench_smoke() {
 	local out
 	[ -n "$only" ] && [ "$only" != bench_smoke ] && return 0
+	# Bounded: a hang fails this test, not the whole VM run.
 	out=$("$tv" bench rxe --sizes 4096,65536 --bytes 262144 --lat-iters 200 \
-		--floor 2>&1)
+		--floor --timeout 120 2>&1)
 	if [ $? = 0 ] &&
 		printf '%s\n' "$out" | awk '
 			$1 == "bench-rxe" && $2 == "bw" && $4 > 0 { bw++ }
