@@ -27,6 +27,7 @@
 #include "rdma_node.h"
 #include "serve.h"
 #include "bench_floor.h"
+#include "wire.h" /* TV_MSG_*: the index of msgs_recv[] */
 
 #ifdef TV_HAVE_RDMACM
 #include <tensorverbs/cm.h>
@@ -88,7 +89,6 @@ struct br {
 	uint64_t done;             /* completed fetches */
 	uint64_t failed;
 	uint64_t t_done_ns;        /* when the last one completed */
-	bool served_done;          /* node 1: the final request arrived */
 	char err[256];
 };
 
@@ -130,20 +130,10 @@ static void bd_observe(struct br *b, const struct tv_engine_event *ev)
 		bd_mark(b, ev->step_id, BD_DONE);
 }
 
+/* --breakdown only: an observer call would sit on the path being timed. */
 static void br_observe(void *ctx, const struct tv_engine_event *ev)
 {
-	struct br *b = ctx;
-
-	bd_observe(b, ev);
-	if (ev->kind == TV_EV_MSG_RECV && ev->step_id == BR_DONE_STEP)
-		b->served_done = true;
-	/* "auto": the publisher spins for the latency test only. */
-	if (ev->kind == TV_EV_MSG_RECV && b->o->auto_poll &&
-	    ev->step_id >= b->o->nsizes * BR_STEP_STRIDE)
-		b->busy = true;
-	if (ev->kind == TV_EV_CHANNEL_ERROR && !b->err[0])
-		snprintf(b->err, sizeof(b->err), "channel error: %s",
-			 ev->name ? ev->name : "?");
+	bd_observe(ctx, ev);
 }
 
 /* One pass of the loop: busy, or sleep on the CQ and rdma_cm when idle. */
@@ -178,12 +168,13 @@ static int br_open(struct br *b, uint32_t id)
 	/* Emulated devices stall now and then: no spurious "ACK lost". */
 	no.ack_timeout_ns = 10000000000ull;
 	/*
-	 * The publisher watches for the final request and the latency run;
-	 * the fetcher only for --breakdown: an observer call sits on the
-	 * path it times (the receive's RECV_DONE comes before the callback),
-	 * and a failed channel still fails its fetches, which report it.
+	 * Only --breakdown observes: an event call sits on the path being
+	 * timed (the publisher's MSG_RECV comes before its dispatch, the
+	 * fetcher's RECV_DONE before the callback).  The publisher follows
+	 * the run in its statistics instead, and a failed channel fails the
+	 * fetcher's fetches, which report it.
 	 */
-	if (id == 1 || b->o->bd) {
+	if (b->o->bd) {
 		no.observe = br_observe;
 		no.observe_ctx = b;
 	}
@@ -279,20 +270,39 @@ static int publish_all(struct br *b)
 	return ret;
 }
 
+/* Requests of the bandwidth runs: the next one starts the latency run. */
+static uint64_t bw_requests(const struct br_opts *o)
+{
+	uint64_t n = 0;
+
+	for (size_t si = 0; si < o->nsizes; si++)
+		n += count_of(o, si);
+	return n;
+}
+
+/*
+ * Serve until every published tensor was asked for and answered (the
+ * fetcher asks for each, "done" last).  "auto": sleep on events for the
+ * bandwidth runs, spin from the latency run's first request on.
+ */
 static int serve(struct br *b)
 {
 	struct tv_engine_stats st;
-	uint64_t spins = 0;
+	uint64_t spins = 0, bw = bw_requests(b->o);
 
 	for (;;) {
 		br_poll(b, &spins);
-		if (b->err[0])
-			break;
 		/* Not every spin: a copy of the stats is a tenth of one. */
-		if (!b->served_done)
+		if (b->busy && (spins & 1023))
 			continue;
 		tv_engine_stats(b->n.engine, &st);
-		if (!st.live_responses)
+		if (st.channel_failures) {
+			snprintf(b->err, sizeof(b->err), "channel error");
+			break;
+		}
+		if (b->o->auto_poll && st.msgs_recv[TV_MSG_TENSOR_REQUEST] > bw)
+			b->busy = true;
+		if (!st.unmatched_sends && !st.live_responses)
 			break;
 	}
 	return b->err[0] ? -EIO : 0;
