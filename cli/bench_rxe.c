@@ -117,9 +117,15 @@ static void bd_mark(struct br *b, uint64_t step_id, int what)
 		bd->t[step_id - bd->first_step][what] = now_ns();
 }
 
-/* Events come after the work: a post's event once post_send returned. */
-static void bd_observe(struct br *b, const struct tv_engine_event *ev)
+/*
+ * The engine's observer, for --breakdown only (an event call would sit on
+ * the path being timed).  Events come after the work: a post's event once
+ * post_send returned.
+ */
+static void bd_observe(void *ctx, const struct tv_engine_event *ev)
 {
+	struct br *b = ctx;
+
 	if (ev->kind == TV_EV_MSG_SEND)
 		bd_mark(b, ev->step_id, BD_REQ_POSTED);
 	else if (ev->kind == TV_EV_MSG_RECV)
@@ -128,12 +134,6 @@ static void bd_observe(struct br *b, const struct tv_engine_event *ev)
 		bd_mark(b, ev->step_id, BD_WRITE_POSTED);
 	else if (ev->kind == TV_EV_RECV_DONE)
 		bd_mark(b, ev->step_id, BD_DONE);
-}
-
-/* --breakdown only: an observer call would sit on the path being timed. */
-static void br_observe(void *ctx, const struct tv_engine_event *ev)
-{
-	bd_observe(ctx, ev);
 }
 
 /* One pass of the loop: busy, or sleep on the CQ and rdma_cm when idle. */
@@ -175,7 +175,7 @@ static int br_open(struct br *b, uint32_t id)
 	 * fetcher's fetches, which report it.
 	 */
 	if (b->o->bd) {
-		no.observe = br_observe;
+		no.observe = bd_observe;
 		no.observe_ctx = b;
 	}
 	ret = rnode_open(&b->n, &no, msg, sizeof(msg));
