@@ -17,6 +17,8 @@
 
 #include <tensorverbs/tensor.h>
 
+#include "text.h"
+
 /*
  * libfiu's fiu_fail() looks its point up on every call (~140 instructions,
  * callgrind on a fetch), yet a point can only fire once something enabled
@@ -204,8 +206,7 @@ static inline int tv__name_set(char **name_p, char *buf, const char *name,
 		if (!p)
 			return -ENOMEM;
 	} else {
-		memcpy(buf, name, len);
-		buf[len] = '\0';
+		tv__name_copy(buf, name, len);
 	}
 	*name_p = p;
 	return 0;

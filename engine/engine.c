@@ -163,11 +163,11 @@ static bool tag_is(const struct tv_tag *tag, uint64_t step_id,
 		   const char *name, size_t len)
 {
 	return tag->step_id == step_id && tag->name_len == len &&
-	       !memcmp(tag->name, name, len);
+	       tv__bytes_equal(tag->name, name, len);
 }
 
-static struct tv_tag *tag_find(struct tv_engine *e, uint64_t step_id,
-			       const char *name, size_t len)
+static TV__INLINE_HOT struct tv_tag *
+tag_find(struct tv_engine *e, uint64_t step_id, const char *name, size_t len)
 {
 	struct tv_hnode *node =
 		tv_hmap_first(&e->tags, tv_hash_key(step_id, name, len));
@@ -207,7 +207,7 @@ static int check_name(const char *name, size_t *len_p)
 
 	if (!name)
 		return -EINVAL;
-	len = strnlen(name, TV_NAME_MAX + 1);
+	len = tv__text_len(name, TV_NAME_MAX + 1);
 	if (!len)
 		return -EINVAL;
 	if (len > TV_NAME_MAX)

@@ -29,6 +29,21 @@ static inline void tv__shape_copy(struct tv_shape *dst,
 		memcpy(dst->dims, src->dims, src->rank * sizeof(src->dims[0]));
 }
 
+/* tv_shape_equal(), inlined where a fetch's request is answered. */
+static inline bool tv__shape_equal(const struct tv_shape *a,
+				   const struct tv_shape *b)
+{
+	uint32_t i;
+
+	assert(a && b);
+	if (a->rank != b->rank || a->rank > TV_MAX_RANK)
+		return false;
+	for (i = 0; i < a->rank; i++)
+		if (a->dims[i] != b->dims[i])
+			return false;
+	return true;
+}
+
 /* What zeroing a struct tv_meta gave, but the dims past rank 0. */
 static inline void tv__meta_clear(struct tv_meta *m)
 {

@@ -39,6 +39,7 @@
 #include <fiu-local.h>
 
 #include "pool.h"
+#include "text.h"
 
 #define POOL_ALIGN 64
 #define POOL_PAGE 4096
@@ -369,7 +370,8 @@ static struct tv_pool_block *pool_idle_fit(const struct tv_pool *pool,
 }
 
 /* Take need bytes from the front of free extent idx; returns the offset. */
-static size_t block_carve(struct tv_pool_block *block, size_t idx, size_t need)
+static TV__INLINE_HOT size_t block_carve(struct tv_pool_block *block,
+					  size_t idx, size_t need)
 {
 	struct pool_extent *e = &block->ext[idx];
 	size_t off = e->off;

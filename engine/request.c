@@ -33,7 +33,7 @@ struct tv_request *tv__request_find(struct tv_channel *ch, uint32_t index)
 }
 
 /* The next index not held by a live request, wrapping after the max. */
-static uint32_t request_alloc_index(struct tv_channel *ch)
+static TV__INLINE_HOT uint32_t request_alloc_index(struct tv_channel *ch)
 {
 	uint32_t idx;
 
@@ -45,8 +45,8 @@ static uint32_t request_alloc_index(struct tv_channel *ch)
 	return idx;
 }
 
-static struct tv_meta_entry *meta_find(struct tv_channel *ch, const char *name,
-				       size_t len)
+static TV__INLINE_HOT struct tv_meta_entry *
+meta_find(struct tv_channel *ch, const char *name, size_t len)
 {
 	struct tv_hnode *node =
 		tv_hmap_first(&ch->meta_cache, tv_hash_key(0, name, len));
@@ -55,7 +55,7 @@ static struct tv_meta_entry *meta_find(struct tv_channel *ch, const char *name,
 		struct tv_meta_entry *me =
 			TV_CONTAINER_OF(node, struct tv_meta_entry, hnode);
 
-		if (me->name_len == len && !memcmp(me->name, name, len))
+		if (me->name_len == len && tv__bytes_equal(me->name, name, len))
 			return me;
 	}
 	return NULL;
@@ -155,7 +155,7 @@ static int request_stage(struct tv_request *req, size_t bytes)
  * the request), its struct reserved now and set up once the request is
  * posted (tv__request_advertised), out of the way of the peer's answer.
  */
-static int request_alloc_host(struct tv_request *req)
+static TV__INLINE_HOT int request_alloc_host(struct tv_request *req)
 {
 	struct tv_engine *e = req->ch->engine;
 	int ret;
@@ -482,7 +482,7 @@ static struct tv_request *request_for_msg(struct tv_channel *ch,
 
 	if (!req || req->state != TV_REQ_SENT || req->step_id != msg->step_id ||
 	    req->name_len != msg->name_len ||
-	    memcmp(req->name, msg->name, msg->name_len)) {
+	    !tv__bytes_equal(req->name, msg->name, msg->name_len)) {
 		tv__channel_fail(ch, TV_DATA_LOSS,
 				 "%s from node %u names no pending request "
 				 "(index %u, step %llu)",

@@ -298,7 +298,7 @@ static bool response_fast_ok(const struct tv_channel *ch,
 	       msg->meta.dtype == t->dtype && !msg->meta.is_dead &&
 	       msg->meta.tensor_bytes == t->size_bytes &&
 	       t->size_bytes <= msg->remote_bytes &&
-	       tv_shape_equal(&msg->meta.shape, &t->shape);
+	       tv__shape_equal(&msg->meta.shape, &t->shape);
 }
 
 /*
@@ -386,7 +386,7 @@ bool tv__response_match(struct tv_engine *e, struct tv_tag *tag)
 
 		if (resp->step_id != tag->step_id ||
 		    resp->name_len != tag->name_len ||
-		    memcmp(resp->name, tag->name, tag->name_len))
+		    !tv__bytes_equal(resp->name, tag->name, tag->name_len))
 			continue;
 		tv_hmap_remove(&e->tag_waiters, &resp->tag_hnode);
 		assert(e->stats.unmatched_requests > 0);

@@ -11,6 +11,7 @@
 
 #include <tensorverbs/tensor.h>
 
+#include "meta.h"
 #include "serialize.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -182,15 +183,7 @@ int tv_shape_num_elements(const struct tv_shape *shape, uint64_t *n_p)
 /* Dims past rank are ignored: they are not part of the shape. */
 bool tv_shape_equal(const struct tv_shape *a, const struct tv_shape *b)
 {
-	uint32_t i;
-
-	assert(a && b);
-	if (a->rank != b->rank || a->rank > TV_MAX_RANK)
-		return false;
-	for (i = 0; i < a->rank; i++)
-		if (a->dims[i] != b->dims[i])
-			return false;
-	return true;
+	return tv__shape_equal(a, b);
 }
 
 bool tv_meta_equal(const struct tv_meta *a, const struct tv_meta *b)

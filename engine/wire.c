@@ -21,6 +21,7 @@
 #include <xxhash.h>
 
 #include "meta.h"
+#include "text.h"
 #include "wire.h"
 
 /* Header: magic(2) version(1) type(1) flags(2) reserved(2) body_len(4) sum(4) */
@@ -180,6 +181,19 @@ static void put_bytes(struct wcur *w, const void *src, size_t n)
 	w->off += n;
 }
 
+/* A name (checked where it entered: no NUL), with no library call. */
+static TV__INLINE_HOT void put_name(struct wcur *w, const char *name,
+				     size_t n)
+{
+	bool ok;
+
+	assert(w->off + n <= w->cap);
+	ok = tv__text_copy((char *)w->p + w->off, name, n);
+	assert(ok);
+	(void)ok;
+	w->off += n;
+}
+
 /*
  * Fixed-width little-endian stores.  memcpy() of an htole value compiles to
  * one store on the usual hosts; the encoder ran a call per byte before and
@@ -218,7 +232,7 @@ static inline void put_u64(struct wcur *w, uint64_t v)
 	w->off += 8;
 }
 
-static void put_meta(struct wcur *w, const struct tv_meta *meta)
+static TV__INLINE_HOT void put_meta(struct wcur *w, const struct tv_meta *meta)
 {
 	uint32_t i;
 
@@ -237,7 +251,7 @@ static void put_body(struct wcur *w, const struct tv_msg *m)
 	put_u32(w, m->request_index);
 	put_u64(w, m->step_id);
 	put_u16(w, m->name_len);
-	put_bytes(w, m->name, m->name_len);
+	put_name(w, m->name, m->name_len);
 	switch (m->type) {
 	case TV_MSG_META_DATA_UPDATE:
 		put_meta(w, &m->meta);
@@ -258,12 +272,13 @@ static void put_body(struct wcur *w, const struct tv_msg *m)
 	}
 }
 
-static void put_req_body(struct wcur *w, const struct tv__wire_req *r)
+static TV__INLINE_HOT void put_req_body(struct wcur *w,
+					 const struct tv__wire_req *r)
 {
 	put_u32(w, r->request_index);
 	put_u64(w, r->step_id);
 	put_u16(w, r->name_len);
-	put_bytes(w, r->name, r->name_len);
+	put_name(w, r->name, r->name_len);
 	put_u64(w, r->remote_addr);
 	put_u64(w, r->remote_bytes);
 	put_u32(w, r->rkey);
@@ -284,7 +299,7 @@ static uint32_t wire_sum(const uint8_t *hdr, const uint8_t *body, size_t len)
 	return (uint32_t)(h ^ (h >> 32));
 }
 
-static void put_header(struct wcur *w, enum tv_msg_type type, uint16_t flags,
+static TV__INLINE_HOT void put_header(struct wcur *w, enum tv_msg_type type, uint16_t flags,
 		       size_t blen)
 {
 	put_u8(w, MAGIC0);
@@ -299,7 +314,7 @@ static void put_header(struct wcur *w, enum tv_msg_type type, uint16_t flags,
 }
 
 /* The body is in: the checksum over both, the length out. */
-static void seal(struct wcur *w, size_t blen, size_t *len_p)
+static TV__INLINE_HOT void seal(struct wcur *w, size_t blen, size_t *len_p)
 {
 	assert(w->off == HDR_BYTES + blen);
 	w->off = HDR_SUMMED;
@@ -307,8 +322,9 @@ static void seal(struct wcur *w, size_t blen, size_t *len_p)
 	*len_p = HDR_BYTES + blen;
 }
 
-static int wire_encode_req(const struct tv__wire_req *r, uint8_t *buf,
-			   size_t cap, size_t *len_p)
+static TV__INLINE_HOT int wire_encode_req(const struct tv__wire_req *r,
+					  uint8_t *buf, size_t cap,
+					  size_t *len_p)
 {
 	struct wcur w = { .p = buf, .cap = cap, .off = 0 };
 	size_t blen = req_body_len(r);
@@ -401,16 +417,6 @@ struct rcur {
 	size_t off;
 };
 
-static int get_bytes(struct rcur *r, void *dst, size_t n)
-{
-	if (n > r->len - r->off)
-		return -EBADMSG;
-	if (n)
-		memcpy(dst, r->p + r->off, n);
-	r->off += n;
-	return 0;
-}
-
 /* Bounds-checked little-endian loads: -EBADMSG past the end. */
 static inline int get_u8(struct rcur *r, uint8_t *v_p)
 {
@@ -457,22 +463,24 @@ static inline int get_u64(struct rcur *r, uint64_t *v_p)
 }
 
 /* A text field: u16 length, then that many bytes, none of them NUL. */
-static int get_text(struct rcur *r, char *dst, size_t max, size_t min,
+static TV__INLINE_HOT int get_text(struct rcur *r, char *dst, size_t max, size_t min,
 		    uint16_t *len_p)
 {
 	uint16_t len;
 
-	if (get_u16(r, &len) || len > max || len < min)
+	if (get_u16(r, &len) || len > max || len < min ||
+	    len > r->len - r->off)
 		return -EBADMSG;
-	if (get_bytes(r, dst, len) || memchr(dst, '\0', len))
+	if (!tv__text_copy(dst, r->p + r->off, len))
 		return -EBADMSG;
+	r->off += len;
 	dst[len] = '\0';
 	if (len_p)
 		*len_p = len;
 	return 0;
 }
 
-static int get_meta(struct rcur *r, struct tv_meta *meta)
+static TV__INLINE_HOT int get_meta(struct rcur *r, struct tv_meta *meta)
 {
 	uint32_t dtype, i;
 	uint8_t dead, rank;
