@@ -296,15 +296,26 @@ static int serve(struct br *b)
 		if (b->busy && (spins & 1023))
 			continue;
 		tv_engine_stats(b->n.engine, &st);
+		/*
+		 * Done first: the fetcher disconnects as soon as it has "done",
+		 * and in busy mode the disconnect can be seen in the same 1024
+		 * spins as the last answer (a clean end is no channel error).
+		 * The fetcher checks what it got; this side only serves.
+		 */
+		if (!st.unmatched_sends && !st.live_responses)
+			break;
 		if (st.channel_failures) {
-			snprintf(b->err, sizeof(b->err), "channel error");
+			snprintf(b->err, sizeof(b->err), "channel error "
+				 "(%llu tensors never asked for or answered)",
+				 (unsigned long long)(st.unmatched_sends +
+						      st.live_responses));
 			break;
 		}
 		if (b->o->auto_poll && st.msgs_recv[TV_MSG_TENSOR_REQUEST] > bw)
 			b->busy = true;
-		if (!st.unmatched_sends && !st.live_responses)
-			break;
 	}
+	if (b->err[0])
+		fprintf(stderr, "bench rxe: node 1: %s\n", b->err);
 	return b->err[0] ? -EIO : 0;
 }
 
