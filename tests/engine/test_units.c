@@ -134,6 +134,46 @@ START_TEST(unrequested_sends_are_freed_at_teardown)
 }
 END_TEST
 
+/*
+ * engine/text.h against libc, for every length up to 40 (both loops, and
+ * the word loop's tail) and a NUL at every position.
+ */
+START_TEST(text_helpers_match_libc)
+{
+	unsigned char src[48];
+	char dst[48], other[48];
+
+	for (size_t n = 0; n <= 40; n++) {
+		for (size_t i = 0; i < sizeof(src); i++)
+			src[i] = (unsigned char)('a' + (i * 7 + n) % 26);
+		memset(dst, 'x', sizeof(dst));
+		ck_assert(tv__text_copy(dst, src, n));
+		ck_assert_int_eq(memcmp(dst, src, n), 0);
+		ck_assert_int_eq(dst[n], 'x'); /* no byte past n written */
+		memcpy(other, src, n);
+		ck_assert(tv__bytes_equal(dst, other, n));
+		for (size_t i = 0; i < n; i++) {
+			other[i] ^= 0x20;
+			ck_assert(!tv__bytes_equal(dst, other, n));
+			other[i] ^= 0x20;
+		}
+		for (size_t z = 0; z < n; z++) {
+			unsigned char keep = src[z];
+
+			src[z] = '\0';
+			ck_assert(!tv__text_copy(dst, src, n));
+			ck_assert_uint_eq(tv__text_len((const char *)src, n), z);
+			ck_assert_uint_eq(tv__text_len((const char *)src, n),
+					  strnlen((const char *)src, n));
+			src[z] = keep;
+		}
+		ck_assert_uint_eq(tv__text_len((const char *)src, n), n);
+		tv__name_copy(dst, (const char *)src, n);
+		ck_assert_uint_eq(strlen(dst), n);
+	}
+}
+END_TEST
+
 Suite *engine_units_suite(void);
 
 Suite *engine_units_suite(void)
@@ -144,6 +184,7 @@ Suite *engine_units_suite(void)
 	tcase_add_test(tc, hmap_collisions_and_growth);
 	tcase_add_test(tc, tensor_api);
 	tcase_add_test(tc, unrequested_sends_are_freed_at_teardown);
+	tcase_add_test(tc, text_helpers_match_libc);
 	suite_add_tcase(s, tc);
 	return s;
 }
