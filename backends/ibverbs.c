@@ -1152,25 +1152,6 @@ static int send_wr_convert(const struct tv_vf_qp *vqp,
 }
 
 /*
- * One WR (a fetch's request, a tensor write, an ACK): no batch arrays,
- * which are 2 KiB of stack and a loop on every post of the fetch path.
- */
-static int post_send_one(struct tv_vf_qp *vqp, struct tv_vf_send_wr *w,
-			 struct tv_vf_send_wr **bad_wr_p)
-{
-	struct ibv_sge sge[IBV_BACKEND_MAX_SGE];
-	struct ibv_send_wr o, *bad = NULL;
-	int ret = send_wr_convert(vqp, w, &o, sge);
-
-	if (!ret)
-		ret = from_verbs(ibv_post_send(to_ibv_backend_qp(vqp)->qp, &o,
-					       &bad));
-	if (ret && bad_wr_p)
-		*bad_wr_p = w;
-	return ret;
-}
-
-/*
  * Convert and post in batches.  As with verbs, the WRs before *bad_wr_p
  * were posted, it and the ones after were not.
  */
@@ -1184,8 +1165,6 @@ static int ibb_post_send(struct tv_vf_qp *vqp, struct tv_vf_send_wr *wr,
 	struct tv_vf_send_wr *w = wr;
 	int n, ret = 0;
 
-	if (wr && !wr->next)
-		return post_send_one(vqp, wr, bad_wr_p);
 	while (w && !ret) {
 		for (n = 0; w && n < IBV_BACKEND_POST_BATCH; w = w->next) {
 			ret = send_wr_convert(vqp, w, &batch[n], sge[n]);

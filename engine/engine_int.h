@@ -11,6 +11,7 @@
 #include <tensorverbs/engine.h>
 
 #include "alloc.h"
+#include "hot.h"
 #include "list.h"
 #include "map.h"
 #include "meta.h"

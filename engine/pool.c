@@ -39,7 +39,7 @@
 #include <fiu-local.h>
 
 #include "pool.h"
-#include "text.h"
+#include "hot.h"
 
 #define POOL_ALIGN 64
 #define POOL_PAGE 4096

@@ -21,12 +21,6 @@
 #include <stdint.h>
 #include <string.h>
 
-/*
- * For the few small functions a 64-byte fetch runs through: inlined
- * whatever the compiler's size heuristics say, for the reason above.
- */
-#define TV__INLINE_HOT inline __attribute__((always_inline))
-
 static inline uint64_t tv__load64(const unsigned char *p)
 {
 	uint64_t v;

@@ -20,6 +20,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "hot.h"
 #include "meta.h"
 #include "text.h"
 #include "wire.h"
