@@ -40,6 +40,7 @@ struct fl {
 	struct fl_peer peer;
 	uint32_t sends;    /* signaled sends not yet completed */
 	uint32_t arrived;  /* the peer's writes not yet waited for */
+	uint32_t max_inline; /* asked for, then what the QP took */
 	bool connected;    /* rdma_connect/rdma_accept completed */
 };
 
@@ -73,8 +74,16 @@ static int fl_resources(struct fl *f)
 	attr.qp_type = IBV_QPT_RC;
 	attr.cap.max_send_wr = attr.cap.max_recv_wr = FL_DEPTH;
 	attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
-	if (rdma_create_qp(f->id, f->pd, &attr))
-		return -errno;
+	attr.cap.max_inline_data = f->max_inline;
+	if (rdma_create_qp(f->id, f->pd, &attr)) {
+		/* As the engine's backend does: no inline rather than no QP. */
+		if (errno != EINVAL || !f->max_inline)
+			return -errno;
+		attr.cap.max_inline_data = 0;
+		if (rdma_create_qp(f->id, f->pd, &attr))
+			return -errno;
+	}
+	f->max_inline = attr.cap.max_inline_data;
 	f->buf = aligned_alloc(FL_BUF_BYTES, FL_BUF_BYTES);
 	if (!f->buf)
 		return -ENOMEM;
@@ -187,7 +196,8 @@ static int fl_send(struct fl *f, uint32_t bytes, uint32_t imm)
 		return ret;
 	wr.wr_id = 2;
 	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.send_flags = IBV_SEND_SIGNALED |
+			(bytes <= f->max_inline ? IBV_SEND_INLINE : 0);
 	wr.imm_data = htonl(imm);
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
@@ -263,9 +273,10 @@ static int fl_loop(struct fl *f, bool server, uint32_t iters, uint32_t bytes,
 }
 
 int bench_floor(const struct sockaddr *srv, const struct sockaddr *src,
-		bool server, uint32_t iters, uint32_t bytes)
+		bool server, uint32_t iters, uint32_t bytes,
+		uint32_t max_inline_bytes)
 {
-	struct fl f = { 0 };
+	struct fl f = { .max_inline = max_inline_bytes };
 	uint64_t *rtt = NULL;
 	int ret;
 
@@ -280,6 +291,7 @@ int bench_floor(const struct sockaddr *srv, const struct sockaddr *src,
 
 		fl_close(&f);
 		memset(&f, 0, sizeof(f));
+		f.max_inline = max_inline_bytes;
 		nanosleep(&pause, NULL);
 		ret = fl_connect(&f, srv, src, server);
 	}
@@ -304,7 +316,8 @@ int bench_floor(const struct sockaddr *srv, const struct sockaddr *src,
 #else
 
 int bench_floor(const struct sockaddr *srv, const struct sockaddr *src,
-		bool server, uint32_t iters, uint32_t bytes)
+		bool server, uint32_t iters, uint32_t bytes,
+		uint32_t max_inline_bytes)
 {
 	return -EOPNOTSUPP;
 }

@@ -41,7 +41,7 @@ static const char bench_usage[] =
 	"           [--sizes 4096,65536,...] [--bytes N] [--lat-iters N]\n"
 	"           [--window N] [--fetcher-poll busy|event]\n"
 	"           [--publisher-poll busy|event] [--breakdown] [--floor]\n"
-	"           [--timeout S]\n"
+	"           [--max-inline BYTES] [--timeout S]\n"
 	"  Fetch bandwidth for each size (N bytes per size, default 256 MiB,\n"
 	"  at least 4 fetches, up to --window in flight, default 16) and the\n"
 	"  latency of a 64-byte fetch (--lat-iters, default 2000), cached\n"
@@ -55,8 +55,10 @@ static const char bench_usage[] =
 	"  latency fetch's phases in both processes (median per phase).\n"
 	"  --floor then times the same exchange with bare verbs, no engine\n"
 	"  (64-byte writes with immediate both ways, polled CQ, re-posted\n"
-	"  receives): 'bench-rxe floor 64 MEDIAN_US P99_US'.  Each of the two\n"
-	"  runs fails after --timeout seconds (default 600) without a result.\n";
+	"  receives): 'bench-rxe floor 64 MEDIAN_US P99_US'.  Payloads up to\n"
+	"  --max-inline bytes are posted inline, by the engine and the floor\n"
+	"  (default: the engine's, 128; 0: never).  Each of the two runs\n"
+	"  fails after --timeout seconds (default 600) without a result.\n";
 
 /* --breakdown: where a latency fetch's time goes, both processes' clocks. */
 enum { BD_CALL, BD_REQ_POSTED, BD_REQ_SEEN, BD_WRITE_POSTED, BD_DONE, BD_N };
@@ -78,6 +80,7 @@ struct br_opts {
 	bool want_breakdown;
 	bool want_floor;
 	uint32_t timeout_s;        /* per run (the engine's, the floor's) */
+	uint32_t max_inline;       /* the engine's and the floor's */
 	struct br_breakdown *bd;   /* shared with the forked publisher, or NULL */
 };
 
@@ -165,6 +168,8 @@ static int br_open(struct br *b, uint32_t id)
 	no.nodes = 2;
 	no.addr = b->o->addr[id];
 	no.pool_block_bytes = max;
+	no.max_inline_bytes = b->o->max_inline;
+	no.max_inline_set = true;
 	/* Emulated devices stall now and then: no spurious "ACK lost". */
 	no.ack_timeout_ns = 10000000000ull;
 	/*
@@ -547,6 +552,7 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 {
 	static const uint64_t sizes[] = { 4096, 65536, 1u << 20, 4u << 20,
 					  16u << 20, 64u << 20 };
+	struct tv_engine_config ec;
 	uint64_t v;
 
 	memset(o, 0, sizeof(*o));
@@ -556,6 +562,8 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 	o->lat_iters = 2000;
 	o->window = 16;
 	o->timeout_s = 600;
+	tv_engine_config_default(&ec);
+	o->max_inline = ec.max_inline_bytes;
 	/*
 	 * Like ib_write_bw, whose passive side does nothing while the active
 	 * one spins: a spinning publisher takes a CPU from the kernel's rxe
@@ -608,6 +616,11 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 				continue;
 			}
 		}
+		if (!strcmp(a, "--max-inline") && !cli_parse_u64(val, &v) &&
+		    v <= 4096) {
+			o->max_inline = (uint32_t)v;
+			continue;
+		}
 		return -EINVAL;
 	}
 	return o->addr[0].ss_family && o->addr[1].ss_family ? 0 : -EINVAL;
@@ -658,7 +671,7 @@ static int floor_node(const struct br_opts *o, uint32_t id)
 	*addr_port(&src) = 0;
 	return bench_floor((struct sockaddr *)&srv,
 			   id ? NULL : (struct sockaddr *)&src, id == 1,
-			   o->lat_iters, 64);
+			   o->lat_iters, 64, o->max_inline);
 }
 
 /* Node 1 in a forked child, node 0 here; 0 when both succeeded. */

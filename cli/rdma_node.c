@@ -52,6 +52,8 @@ static int open_engine(struct rnode *n, const struct rnode_opts *o, char *msg,
 	ec.recv_timeout_ns = o->recv_timeout_ns;
 	if (o->max_retries)
 		ec.max_retries = o->max_retries;
+	if (o->max_inline_set)
+		ec.max_inline_bytes = o->max_inline_bytes;
 	ec.observe = o->observe;
 	ec.observe_ctx = o->observe_ctx;
 	tv_ibv_connect_cfg(n->base, &ec.connect);

@@ -33,6 +33,8 @@ struct rnode_opts {
 	uint64_t ack_timeout_ns;   /* 0: the engine's default */
 	uint64_t recv_timeout_ns;  /* 0: none */
 	uint32_t max_retries;      /* 0: the engine's default */
+	uint32_t max_inline_bytes; /* if max_inline_set (0 is "never") */
+	bool max_inline_set;
 	tv_engine_observe_fn observe;
 	void *observe_ctx;
 	struct tv_flt *flt;        /* wrap the device with it (faults.h) */

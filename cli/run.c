@@ -146,10 +146,10 @@ static void print_summary(const struct scenario *sc,
 	       t->msgs_sent[2], t->msgs_sent[0], t->msgs_sent[1],
 	       t->msgs_sent[3], t->acks_sent, t->acks_ridden);
 	printf("writes      %" PRIu64 " tensor writes (zero-copy %" PRIu64
-	       ", staged %" PRIu64 "), proxy copies %" PRIu64
-	       ", checksum failures %" PRIu64 "\n",
+	       ", staged %" PRIu64 "), %" PRIu64 " posts inline, proxy copies %"
+	       PRIu64 ", checksum failures %" PRIu64 "\n",
 	       t->tensor_writes, t->zero_copy_writes, t->staged_writes,
-	       t->proxy_copies, t->checksum_failures);
+	       t->inline_posts, t->proxy_copies, t->checksum_failures);
 	printf("checked     %" PRIu64 " tensor writes and %" PRIu64
 	       " control messages against advertised buffers\n",
 	       res->checked_writes, res->checked_msgs);

@@ -25,7 +25,7 @@ static const struct stat_field stat_fields[] = {
 	STAT(acks_sent), STAT(acks_recv), STAT(acks_ridden), STAT(tensor_writes),
 	STAT(tensor_bytes_written), STAT(zero_copy_writes),
 	STAT(staged_writes), STAT(fast_requests), STAT(fast_responses),
-	STAT(proxy_copies), STAT(checksum_failures),
+	STAT(inline_posts), STAT(proxy_copies), STAT(checksum_failures),
 	STAT(pool_blocks), STAT(pool_bytes_registered),
 	STAT(mr_registrations), STAT(ack_timeouts), STAT(recv_timeouts),
 	STAT(channel_failures), STAT(reconnects), STAT(retries),

@@ -110,6 +110,7 @@ static int channel_create_qp(struct tv_channel *ch)
 	init.max_recv_wr = qd;
 	init.max_send_sge = 1;
 	init.max_recv_sge = 1;
+	init.max_inline_data = e->cfg.max_inline_bytes;
 	ret = tv_vf_create_qp(e->pd, &init, &ch->qp);
 	if (ret)
 		goto err_cq;
@@ -310,11 +311,20 @@ static int channel_post(struct tv_channel *ch, struct tv_vf_send_wr *wr)
 	int ret;
 
 	assert(ch->sq_outstanding < ch->sq_depth);
+	assert(wr->num_sge <= 1);
 	wr->send_flags |= TV_SEND_SIGNALED;
+	/*
+	 * Small payloads go inline, as far as the QP took: copied into the
+	 * WQE at post time, no DMA read behind it.  The completion stays
+	 * signaled and still frees the tx buffer: one rule for every post.
+	 */
+	if (wr->num_sge && wr->sg_list[0].length <= ch->qp->max_inline_data)
+		wr->send_flags |= TV_SEND_INLINE;
 	ret = tv_vf_post_send(ch->qp, wr, &bad);
 	if (ret)
 		return ret;
 	ch->sq_outstanding++;
+	ch->engine->stats.inline_posts += !!(wr->send_flags & TV_SEND_INLINE);
 	return 0;
 }
 

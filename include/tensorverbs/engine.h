@@ -68,6 +68,14 @@ struct tv_engine_config {
 	 * hostile.  Larger ones fail with RESOURCE_EXHAUSTED.
 	 */
 	uint64_t max_tensor_bytes;
+	/*
+	 * Payloads up to this many bytes (control messages, small tensors)
+	 * are posted inline (IBV_SEND_INLINE): the work request carries them,
+	 * so the device does not read them from registered memory and the
+	 * post has no DMA to wait for.  The backend may grant less (0 on
+	 * devices without inline sends): the QP says what it took.  0: never.
+	 */
+	uint32_t max_inline_bytes;
 	struct tv_vf_connect_cfg connect;
 	/* "Device" memory that cannot be registered (default: malloc). */
 	void *(*device_alloc)(void *ctx, size_t size_bytes);
@@ -217,6 +225,8 @@ struct tv_engine_stats {
 	 */
 	uint64_t fast_requests;
 	uint64_t fast_responses;
+	/* Posts whose payload went inline (cfg.max_inline_bytes). */
+	uint64_t inline_posts;
 	uint64_t proxy_copies;     /* receiver-side proxy -> device copies */
 	uint64_t checksum_failures;
 	uint64_t ack_timeouts;

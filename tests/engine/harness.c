@@ -19,6 +19,7 @@ void h_opts_default(struct h_opts *o)
 	o->pool_block_bytes = 1u << 20;
 	o->latency_ns = 2000;
 	o->bytes_per_sec = 10ull << 30;
+	o->max_inline_bytes = -1;
 }
 
 static struct h_adv *adv_find(struct h_world *w, uint32_t node,
@@ -184,6 +185,8 @@ struct h_world *h_world_new(const struct h_opts *o)
 		ec.queue_depth = o->queue_depth;
 		ec.pool_block_bytes = o->pool_block_bytes;
 		ec.validate_checksum = o->validate;
+		if (o->max_inline_bytes >= 0)
+			ec.max_inline_bytes = (uint32_t)o->max_inline_bytes;
 		ec.observe = h_observe;
 		ec.observe_ctx = w;
 		ck_assert_int_eq(tv_engine_create(w->dev[i], &ec, &w->eng[i]),

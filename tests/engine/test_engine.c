@@ -582,6 +582,155 @@ START_TEST(request_index_wraps_without_collision)
 }
 END_TEST
 
+/* ---- inline posts ------------------------------------------------------ */
+
+static const int64_t d_4x64[] = { 4, 64 }; /* float: 1 KiB, never inline */
+
+/* What the simulator saw posted with a payload, by node and by size. */
+struct posts_seen {
+	uint32_t limit;
+	uint64_t small[2], large[2];
+};
+
+static void count_posts(struct h_world *w, const struct tv_sim_event *ev)
+{
+	struct posts_seen *c = w->hook_arg;
+
+	if (ev->kind != TV_SIM_EV_POST_SEND || !ev->length || ev->node > 1)
+		return;
+	if (ev->length <= c->limit)
+		c->small[ev->node]++;
+	else
+		c->large[ev->node]++;
+}
+
+/* Steps 1-3 of a 128-byte tensor (cached from step 2) and of a 1 KiB one. */
+static void small_and_large(struct h_world *w)
+{
+	for (uint64_t step = 1; step <= 3; step++) {
+		transfer(w, step, "w", TV_DT_FLOAT, 2, d_4x8, (uint8_t)step);
+		transfer(w, step, "big", TV_DT_FLOAT, 2, d_4x64,
+			 (uint8_t)(step + 9));
+	}
+}
+
+START_TEST(small_payloads_post_inline)
+{
+	struct h_world *w = h_world_default();
+	struct posts_seen c = { .limit = 128 };
+	struct tv_engine_stats s0, s1;
+
+	ck_assert_uint_eq(w->ch[0][1]->qp->max_inline_data, 128);
+	w->sim_hook = count_posts;
+	w->hook_arg = &c;
+	small_and_large(w);
+	s0 = h_stats(w, 0);
+	s1 = h_stats(w, 1);
+	/* Every post of up to 128 bytes went inline, and no other. */
+	ck_assert_uint_eq(s0.inline_posts, c.small[0]);
+	ck_assert_uint_eq(s1.inline_posts, c.small[1]);
+	/* Six requests (and two RE_REQUESTs); three writes of "w". */
+	ck_assert_uint_ge(s1.inline_posts, 6);
+	ck_assert_uint_ge(s0.inline_posts, 3);
+	ck_assert_uint_ge(c.large[0], 3); /* the writes of "big" */
+	h_world_free(w);
+}
+END_TEST
+
+START_TEST(inline_posts_can_be_turned_off)
+{
+	struct h_opts o;
+	struct h_world *w;
+	struct posts_seen c = { .limit = 128 };
+
+	h_opts_default(&o);
+	o.max_inline_bytes = 0;
+	w = h_world_new(&o);
+	ck_assert_uint_eq(w->ch[0][1]->qp->max_inline_data, 0);
+	w->sim_hook = count_posts;
+	w->hook_arg = &c;
+	small_and_large(w);
+	ck_assert_uint_eq(h_stats(w, 0).inline_posts, 0);
+	ck_assert_uint_eq(h_stats(w, 1).inline_posts, 0);
+	ck_assert_uint_ge(c.small[1], 6); /* the same requests, not inline */
+	h_world_free(w);
+}
+END_TEST
+
+/* Overwrites a tensor as soon as node 0 posts a tensor write. */
+struct scribble {
+	struct tv_tensor *t;
+	uint32_t posts;
+};
+
+static void scribble_on_write(struct h_world *w, const struct tv_sim_event *ev)
+{
+	struct scribble *s = w->hook_arg;
+
+	if (ev->kind != TV_SIM_EV_POST_SEND || ev->node != 0 ||
+	    !ev->has_imm || !tv_imm_is_write(ev->imm) || !s->t)
+		return;
+	memset(tv_tensor_data(s->t), 0xee, tv_tensor_size_bytes(s->t));
+	s->posts++;
+}
+
+/*
+ * Step 2 of a tensor (cached metadata: a zero-copy write from its own
+ * memory), overwritten by the test once the write is posted.  true: the
+ * receiver got the bytes of the post, false: those of the overwrite.
+ */
+static bool taken_at_post(struct h_world *w, const char *name,
+			  const int64_t *dims)
+{
+	struct scribble s = { 0 };
+	struct h_recv r;
+	bool at_post;
+
+	transfer(w, 1, name, TV_DT_FLOAT, 2, dims, 1);
+	s.t = h_tensor(w, 0, TV_DT_FLOAT, 2, dims, TV_PLACE_HOST, 2);
+	w->sim_hook = scribble_on_write;
+	w->hook_arg = &s;
+	ck_assert_int_eq(tv_engine_send(w->eng[0], 2, name, s.t), 0);
+	h_recv(w, 1, 0, 2, name, TV_PLACE_HOST, &r);
+	h_run(w);
+	w->sim_hook = NULL;
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status.code, TV_OK);
+	ck_assert_uint_eq(s.posts, 1);
+	at_post = h_check_fill(r.tensor, 2);
+	if (!at_post) {
+		const uint8_t *p = tv_tensor_data(r.tensor);
+
+		for (size_t i = 0; i < tv_tensor_size_bytes(r.tensor); i++)
+			ck_assert_uint_eq(p[i], 0xee);
+	}
+	h_recv_release(&r);
+	tv_tensor_unref(s.t);
+	return at_post;
+}
+
+/*
+ * What inline means: the payload is copied into the work request, so
+ * the source may change once the post returns; a zero-copy write reads
+ * its source when it executes (why the sender holds the tensor until the
+ * write completes).
+ */
+START_TEST(inline_payload_is_taken_at_post)
+{
+	struct h_world *w = h_world_default();
+	struct h_opts o;
+
+	ck_assert(taken_at_post(w, "w", d_4x8));
+	ck_assert(!taken_at_post(w, "big", d_4x64));
+	h_world_free(w);
+	h_opts_default(&o);
+	o.max_inline_bytes = 0;
+	w = h_world_new(&o);
+	ck_assert(!taken_at_post(w, "w", d_4x8));
+	h_world_free(w);
+}
+END_TEST
+
 START_TEST(large_tensor_gets_its_own_block)
 {
 	struct h_world *w = h_world_default();
@@ -669,6 +818,9 @@ Suite *engine_paths_suite(void)
 	tcase_add_test(tc, checksum_mismatch_is_data_loss);
 	tcase_add_test(tc, request_index_wraps_without_collision);
 	tcase_add_test(tc, large_tensor_gets_its_own_block);
+	tcase_add_test(tc, small_payloads_post_inline);
+	tcase_add_test(tc, inline_posts_can_be_turned_off);
+	tcase_add_test(tc, inline_payload_is_taken_at_post);
 	tcase_add_test(tc, same_seed_same_event_stream);
 	suite_add_tcase(s, tc);
 	return s;
