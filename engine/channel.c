@@ -112,6 +112,11 @@ static int channel_create_qp(struct tv_channel *ch)
 	init.max_recv_sge = 1;
 	init.max_inline_data = e->cfg.max_inline_bytes;
 	ret = tv_vf_create_qp(e->pd, &init, &ch->qp);
+	if (ret == -EINVAL && init.max_inline_data) {
+		/* More inline data than the device has: none, not no QP. */
+		init.max_inline_data = 0;
+		ret = tv_vf_create_qp(e->pd, &init, &ch->qp);
+	}
 	if (ret)
 		goto err_cq;
 	ch->qp->user_ctx = ch;

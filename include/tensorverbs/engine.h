@@ -73,7 +73,8 @@ struct tv_engine_config {
 	 * are posted inline (IBV_SEND_INLINE): the work request carries them,
 	 * so the device does not read them from registered memory and the
 	 * post has no DMA to wait for.  The backend may grant less (0 on
-	 * devices without inline sends): the QP says what it took.  0: never.
+	 * devices without inline sends): the QP says what it took; a device
+	 * that refuses the size gets QPs without inline.  0: never.
 	 */
 	uint32_t max_inline_bytes;
 	struct tv_vf_connect_cfg connect;

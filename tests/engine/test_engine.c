@@ -657,6 +657,23 @@ START_TEST(inline_posts_can_be_turned_off)
 }
 END_TEST
 
+/* More than the device has (the simulator's 512): QPs without inline. */
+START_TEST(too_much_inline_falls_back_to_none)
+{
+	struct h_opts o;
+	struct h_world *w;
+
+	h_opts_default(&o);
+	o.max_inline_bytes = 4096;
+	w = h_world_new(&o);
+	ck_assert_uint_eq(w->ch[0][1]->qp->max_inline_data, 0);
+	ck_assert_uint_eq(w->ch[1][0]->qp->max_inline_data, 0);
+	small_and_large(w);
+	ck_assert_uint_eq(h_stats(w, 1).inline_posts, 0);
+	h_world_free(w);
+}
+END_TEST
+
 /* Overwrites a tensor as soon as node 0 posts a tensor write. */
 struct scribble {
 	struct tv_tensor *t;
@@ -820,6 +837,7 @@ Suite *engine_paths_suite(void)
 	tcase_add_test(tc, large_tensor_gets_its_own_block);
 	tcase_add_test(tc, small_payloads_post_inline);
 	tcase_add_test(tc, inline_posts_can_be_turned_off);
+	tcase_add_test(tc, too_much_inline_falls_back_to_none);
 	tcase_add_test(tc, inline_payload_is_taken_at_post);
 	tcase_add_test(tc, same_seed_same_event_stream);
 	suite_add_tcase(s, tc);
