@@ -34,7 +34,7 @@ void tv_engine_config_default(struct tv_engine_config *cfg)
 	cfg->device_alloc = default_device_alloc;
 	cfg->device_free = default_device_free;
 	cfg->max_tensor_bytes = 4ull << 30;
-	/* A request and a 64-byte tensor; what UCX's RC transport inlines. */
+	/* A request message and a 64-byte tensor fit. */
 	cfg->max_inline_bytes = 128;
 	cfg->ack_timeout_ns = 1000ull * 1000 * 1000;
 	cfg->max_retries = 3;

@@ -59,14 +59,20 @@ static inline bool tv__text_copy(char *dst, const void *from, size_t n)
 	return true;
 }
 
-/* Copy a name known to hold no NUL, and terminate it. */
-static inline void tv__name_copy(char *dst, const char *src, size_t n)
+/* Copy n bytes of a name known to hold no NUL (not terminated). */
+static inline void tv__name_put(char *dst, const char *src, size_t n)
 {
 	bool ok = tv__text_copy(dst, src, n);
 
 	/* Names are checked where they enter the engine. */
 	assert(ok);
 	(void)ok;
+}
+
+/* tv__name_put(), and terminated. */
+static inline void tv__name_copy(char *dst, const char *src, size_t n)
+{
+	tv__name_put(dst, src, n);
 	dst[n] = '\0';
 }
 

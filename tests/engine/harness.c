@@ -291,6 +291,18 @@ bool h_check_fill(struct tv_tensor *t, uint8_t fill)
 	return true;
 }
 
+void h_recv_expect(struct h_world *w, uint32_t node, uint32_t from,
+		   uint64_t step, const char *name, uint8_t fill)
+{
+	struct h_recv r;
+
+	h_recv(w, node, from, step, name, TV_PLACE_HOST, &r);
+	h_run(w);
+	ck_assert_int_eq(r.status.code, TV_OK);
+	ck_assert(h_check_fill(r.tensor, fill));
+	h_recv_release(&r);
+}
+
 void h_recv_release(struct h_recv *r)
 {
 	tv_tensor_unref(r->tensor);

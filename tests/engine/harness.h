@@ -86,6 +86,9 @@ void h_recv(struct h_world *w, uint32_t node, uint32_t from, uint64_t step,
 /* Every byte of a received DMA-able tensor equals fill + i (mod 256). */
 bool h_check_fill(struct tv_tensor *t, uint8_t fill);
 void h_recv_release(struct h_recv *r);
+/* h_recv(), run the world, expect TV_OK and fill (h_check_fill), release. */
+void h_recv_expect(struct h_world *w, uint32_t node, uint32_t from,
+		   uint64_t step, const char *name, uint8_t fill);
 /* The done callback h_recv() uses: records into a struct h_recv. */
 void h_recv_done(void *arg, const struct tv_status *st, struct tv_tensor *t);
 
