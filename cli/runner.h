@@ -31,7 +31,8 @@ struct run_result {
 	size_t failures;
 	uint64_t event_hash;
 	uint64_t sim_events;
-	uint64_t virtual_ns;
+	uint64_t virtual_ns;       /* the clock when the world went quiet */
+	uint64_t last_recv_ns;     /* the last recv's first done callback */
 	uint64_t wall_ns;          /* of tv_sim_run only */
 	uint64_t recvs_ok;
 	uint64_t recvs_error;      /* completed with an error status */

@@ -226,6 +226,11 @@ static void recv_done(void *arg, const struct tv_status *st,
 			     "invariant: " RECV_FMT ": done callback ran %u times (status %s)",
 			     RECV_ARGS(rv), rs->calls, tv_code_name(st->code));
 	} else {
+		/*
+		 * The workload's own end: the clock runs on past it to the
+		 * last event queued (an ACK timeout nothing cancels).
+		 */
+		r->res.last_recv_ns = tv_sim_now_ns(r->sim);
 		on_first_call(rs, rv, st, t);
 	}
 	if (t)
