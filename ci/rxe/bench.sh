@@ -121,6 +121,17 @@ awk -v tm="$tmed" -v ta="$tavg" -v t99="$tp99" -v pt="$ptyp" -v pa="$pavg" 'BEGI
 	printf "%-10s %14.1f us med %14.1f us typ %7.2fx  (target <= 2.5x: %s)\n", "64 B lat", tm, pt, tm / pt, tm / pt <= 2.5 ? "met" : "MISSED"
 	printf "%-10s %14.1f us avg %14.1f us avg %7.2fx\n", "", ta, pa, ta / pa
 	printf "%-10s %14.1f us p99\n", "", t99 }'
+# Paired, the other view: each round's fetch median against the mean of
+# the two ib_write_lat runs around it, so a lucky or unlucky perftest run
+# moves one ratio, not the figure.  The median of those, and their range.
+for ((r = 0; r < rounds; r++)); do
+	t=$(awk '$1 == "bench-rxe" && $2 == "lat" && $3 == 64 { print $5; exit }' "$work/tvlat.$r")
+	a=$(field "$work/lat.$r" 64 5)
+	b=$(field "$work/lat.$((r + 1))" 64 5)
+	[ -n "$t" ] && [ -n "$a" ] && [ -n "$b" ] && awk -v t="$t" -v a="$a" -v b="$b" 'BEGIN { printf "%.4f\n", 2 * t / (a + b) }'
+done | sort -g | awk '{ v[NR] = $1 } END {
+	if (NR) printf "%-10s %14s per round: median %.2fx, range %.2fx-%.2fx over %d rounds (each fetch run against the ib_write_lat runs around it)\n",
+		"", "", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR], NR }'
 read -r _ _ _ fmed _ <<<"$(cat "$work"/tvlat.* | grep '^bench-rxe floor 64 ' | sort -g -k4 | head -1)"
 awk -v fm="$fmed" -v tm="$tmed" -v pt="$ptyp" 'BEGIN {
 	printf "%-10s %14.1f us med %14.1f us typ %7.2fx  (bare verbs, the same two writes with immediate, no engine: the engine adds %.1f us)\n", "64 B floor", fm, pt, fm / pt, tm - fm }'
