@@ -127,7 +127,7 @@ static void print_faults(const struct run_result *res)
  * Two times: when the last recv completed, and when the world went quiet.
  * The clock runs on to the last event queued, often a timer armed long
  * before (an ACK timeout its ACK made moot still fires, into an idle
- * engine), so the second alone said "1.000 s" of a 400 us demo.
+ * engine), so the second alone said "1.000 s" of the 2 ms demo.
  */
 static void print_time(const struct run_result *res)
 {
