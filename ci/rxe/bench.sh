@@ -10,7 +10,7 @@
 #
 # Knobs: TV_BIN (default build-rxe-tests/cli/tensorverbs), BENCH_SIZES
 # (bytes, comma-separated), BENCH_BYTES (per size, default 256 MiB),
-# BENCH_LAT_ITERS (default 2000), BENCH_LAT_ROUNDS (default 3),
+# BENCH_LAT_ITERS (default 2000), BENCH_LAT_ROUNDS (default 10),
 # BENCH_ARGS (more `bench rxe` options, e.g. "--publisher-poll busy"),
 # RXE_BENCH_VM_TIMEOUT (default 900 s).
 set -euo pipefail
@@ -65,7 +65,7 @@ field() { awk -v s="$2" -v c="$3" '$1 == s && NF >= c { print $c; exit }' "$1"; 
 # load moves all three between a fast and a slow mode within a boot: each
 # figure is the best of its rounds (the fast mode of each), and the spread
 # of ib_write_lat says how far the boot can be trusted.
-rounds=${BENCH_LAT_ROUNDS:-3}
+rounds=${BENCH_LAT_ROUNDS:-10}
 port=18590
 for ((r = 0; r <= rounds; r++)); do
 	perf ib_write_lat "$port" "$work/lat.$r" -s 64 -n "$lat_iters"
