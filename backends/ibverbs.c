@@ -1137,20 +1137,6 @@ static int send_wr_to_ibv(const struct tv_vf_send_wr *w,
 	return 0;
 }
 
-/* send_wr_to_ibv(), and an inline payload the QP cannot take refused. */
-static int send_wr_convert(const struct tv_vf_qp *vqp,
-			   const struct tv_vf_send_wr *w, struct ibv_send_wr *o,
-			   struct ibv_sge *sge)
-{
-	int ret = send_wr_to_ibv(w, o, sge);
-
-	/* Providers differ (EINVAL, ENOMEM, silence): say it once. */
-	if (!ret && (w->send_flags & TV_SEND_INLINE) &&
-	    inline_bytes(w) > vqp->max_inline_data)
-		ret = -EINVAL;
-	return ret;
-}
-
 /*
  * Convert and post in batches.  As with verbs, the WRs before *bad_wr_p
  * were posted, it and the ones after were not.
@@ -1167,7 +1153,11 @@ static int ibb_post_send(struct tv_vf_qp *vqp, struct tv_vf_send_wr *wr,
 
 	while (w && !ret) {
 		for (n = 0; w && n < IBV_BACKEND_POST_BATCH; w = w->next) {
-			ret = send_wr_convert(vqp, w, &batch[n], sge[n]);
+			ret = send_wr_to_ibv(w, &batch[n], sge[n]);
+			/* Providers differ (EINVAL, ENOMEM, silence): say it once. */
+			if (!ret && (w->send_flags & TV_SEND_INLINE) &&
+			    inline_bytes(w) > vqp->max_inline_data)
+				ret = -EINVAL;
 			if (ret)
 				break;
 			if (n)
