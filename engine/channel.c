@@ -633,9 +633,17 @@ static void channel_on_message(struct tv_channel *ch, uint32_t byte_len)
 	struct tv_engine_event ev = { 0 };
 	int ret;
 
-	/* Parse first: the ACK lets the peer overwrite the buffer. */
-	ret = tv__wire_decode_scratch(ch->rx_mem, byte_len, msg);
+	/*
+	 * Not ACKed yet: a tensor write posted for it carries the ACK.  The
+	 * fetch path's write goes first of all, and reads the request in
+	 * place (tv__response_early).  Otherwise parse first: the ACK lets
+	 * the peer overwrite the buffer.
+	 */
+	ch->ack_rider = true;
+	ret = tv__response_early(ch, ch->rx_mem, byte_len, msg) ? 0 :
+	      tv__wire_decode_scratch(ch->rx_mem, byte_len, msg);
 	if (ret) {
+		ch->ack_rider = false;
 		tv__channel_fail(ch, TV_DATA_LOSS,
 				 "malformed message from node %u (%u bytes): %s",
 				 ch->peer_id, byte_len, strerror(-ret));
@@ -653,8 +661,8 @@ static void channel_on_message(struct tv_channel *ch, uint32_t byte_len)
 	 * buffer (parse-before-ACK is what matters), and a tensor write the
 	 * dispatch posts goes on the wire ahead of the ACK.
 	 */
-	ch->ack_rider = true;
 	channel_dispatch(ch, msg);
+	assert(!ch->early.taken); /* its books are kept */
 	if (ch->ack_rider) { /* no write took it: an ACK of its own */
 		ch->ack_rider = false;
 		ch->acks_owed++;
@@ -664,9 +672,13 @@ static void channel_on_message(struct tv_channel *ch, uint32_t byte_len)
 
 static void channel_dispatch(struct tv_channel *ch, const struct tv_msg *msg)
 {
-	/* A dying channel does no new sender work: the peer will retry. */
-	if (ch->failed && (msg->type == TV_MSG_TENSOR_REQUEST ||
-			   msg->type == TV_MSG_TENSOR_RE_REQUEST))
+	/*
+	 * A dying channel does no new sender work: the peer will retry.  A
+	 * write posted early is work done: its books are kept.
+	 */
+	if (ch->failed && !ch->early.taken &&
+	    (msg->type == TV_MSG_TENSOR_REQUEST ||
+	     msg->type == TV_MSG_TENSOR_RE_REQUEST))
 		return;
 	switch (msg->type) {
 	case TV_MSG_TENSOR_REQUEST:

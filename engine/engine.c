@@ -183,17 +183,29 @@ tag_find(struct tv_engine *e, uint64_t step_id, const char *name, size_t len)
 	return NULL;
 }
 
+/* The tag, left in the table. */
+struct tv_tag *tv__tag_find(struct tv_engine *e, uint64_t step_id,
+			    const char *name, size_t name_len)
+{
+	return tag_find(e, step_id, name, name_len);
+}
+
 struct tv_tag *tv__tag_take(struct tv_engine *e, uint64_t step_id,
 			    const char *name, size_t name_len)
 {
 	struct tv_tag *tag = tag_find(e, step_id, name, name_len);
 
-	if (!tag)
-		return NULL;
+	if (tag)
+		tv__tag_remove(e, tag);
+	return tag;
+}
+
+/* Out of the table (tv__tag_find's): the caller's to free. */
+void tv__tag_remove(struct tv_engine *e, struct tv_tag *tag)
+{
 	tv_hmap_remove(&e->tags, &tag->hnode);
 	assert(e->stats.unmatched_sends > 0);
 	e->stats.unmatched_sends--;
-	return tag;
 }
 
 void tv__tag_free(struct tv_engine *e, struct tv_tag *tag)

@@ -287,49 +287,154 @@ static void response_fill(struct tv_response *resp, struct tv_channel *ch,
  * The request's cached metadata is t's, and t sits in registered memory
  * that fits the destination: response_process() would write it straight
  * away.  Strings, dead and empty tensors, wrapped memory and validation
- * take the general path.
+ * take the general path.  On a request's view: the bytes compared are
+ * the decoder's fields (tv__wire_peek_request), so equal to t's valid
+ * metadata means the decoder takes them as they are.
  */
-static bool response_fast_ok(const struct tv_channel *ch,
-			     const struct tv_msg *msg, const struct tv_tensor *t)
+static bool response_view_ok(const struct tv_channel *ch,
+			     const struct tv__wire_req_view *v,
+			     const struct tv_tensor *t)
 {
-	return t && t->mem == TV_MEM_POOL && t->size_bytes &&
-	       !t->is_dead && t->dtype != TV_DT_STRING && msg->meta_valid &&
-	       !ch->engine->cfg.validate_checksum &&
-	       msg->meta.dtype == t->dtype && !msg->meta.is_dead &&
-	       msg->meta.tensor_bytes == t->size_bytes &&
-	       t->size_bytes <= msg->remote_bytes &&
-	       tv__shape_equal(&msg->meta.shape, &t->shape);
+	uint32_t i;
+
+	if (!t || t->mem != TV_MEM_POOL || !t->size_bytes || t->is_dead ||
+	    t->dtype == TV_DT_STRING || ch->engine->cfg.validate_checksum ||
+	    v->dtype != (uint32_t)t->dtype || v->is_dead ||
+	    v->tensor_bytes != t->size_bytes ||
+	    t->size_bytes > v->remote_bytes || v->rank != t->shape.rank)
+		return false;
+	for (i = 0; i < v->rank; i++)
+		if (tv__wire_view_dim(v, i) != (uint64_t)t->shape.dims[i])
+			return false;
+	return true;
+}
+
+/* A response object named name, or NULL (out of memory). */
+static struct tv_response *response_new(struct tv_engine *e,
+					 const char *name, size_t len)
+{
+	/* Its req_meta is copied from the request: only meta needs clearing. */
+	struct tv_response *resp = TV__FL_ALLOC_UPTO(
+		&e->free_responses, struct tv_response, req_meta, status);
+
+	if (!resp)
+		return NULL;
+	tv__meta_clear(&resp->meta);
+	if (tv__name_set(&resp->name, resp->name_buf, name, len)) {
+		tv__fl_free(&e->free_responses, resp);
+		return NULL;
+	}
+	return resp;
 }
 
 /*
- * The fetch path with cached metadata: post the write first, then keep
- * the books (what response_process() and response_write() do).  The
- * peer waits for the write, not for our records, and nothing reads them
- * before the next poll.  false: not this path, nothing done.
+ * The decoded form of the request behind v, whose name is tag's and whose
+ * metadata is its tensor's (response_view_ok): what the decoder would give
+ * (tests/wire/peek_oracle.h pins this), from our own copies of the name and
+ * the dims, so nothing here reads the rx buffer again.
  */
-static bool response_fast(struct tv_response *resp, struct tv_channel *ch,
-			  const struct tv_msg *msg, struct tv_tag *tag)
+static void response_early_msg(struct tv_msg *msg,
+			       const struct tv__wire_req_view *v,
+			       const struct tv_tag *tag)
 {
-	struct tv_tensor *t = tag->tensor;
-	bool rode = false;
-	int ret, prep;
+	const struct tv_tensor *t = tag->tensor;
 
-	if (!response_fast_ok(ch, msg, t))
+	tv__wire_msg_reset(msg);
+	msg->type = TV_MSG_TENSOR_REQUEST;
+	msg->step_id = v->step_id;
+	msg->request_index = v->request_index;
+	msg->remote_addr = v->remote_addr;
+	msg->rkey = v->rkey;
+	msg->remote_bytes = v->remote_bytes;
+	msg->meta_valid = 1;
+	msg->meta.dtype = t->dtype;
+	tv__shape_copy(&msg->meta.shape, &t->shape);
+	msg->meta.tensor_bytes = t->size_bytes;
+	msg->name_len = tag->name_len;
+	tv__name_copy(msg->name, tag->name, tag->name_len);
+}
+
+/*
+ * The fetch path with cached metadata, before anything is decoded or
+ * recorded: if buf holds a well-formed request whose index is free and
+ * whose tensor response_process() would write straight away, allocate the
+ * response and post the write.  The peer waits for the write, not for our
+ * records.  Then msg is the request as the decoder would give it, and
+ * tv__response_on_request() keeps the books.  The write carries the ACK,
+ * after which the peer may write into buf: nothing reads buf after the
+ * post.  What can fail (the allocation, the post) is drawn in the same
+ * order as on the general path, so a fault plan decides the same.
+ * false: not such a request, nothing done; decode it.
+ */
+bool tv__response_early(struct tv_channel *ch, const uint8_t *buf, size_t len,
+			struct tv_msg *msg)
+{
+	struct tv_engine *e = ch->engine;
+	struct tv__wire_req_view v;
+	struct tv_tensor *t;
+	struct tv_tag *tag;
+
+	assert(!ch->early.taken);
+	if (ch->failed || !tv__wire_peek_request(buf, len, &v))
 		return false;
-	ret = tv__channel_post_write(ch, msg->request_index, msg->remote_addr,
-				     msg->rkey, (uint64_t)(uintptr_t)t->data,
-				     t->buf.lkey, t->size_bytes, &rode);
+	tag = tv__tag_find(e, v.step_id, v.name, v.name_len);
+	if (!tag || !response_view_ok(ch, &v, tag->tensor) ||
+	    tv__response_find(ch, v.request_index))
+		return false;
+	ch->early.taken = true;
+	ch->early.tag = tag;
+	ch->early.resp = response_new(e, v.name, v.name_len);
+	if (ch->early.resp) {
+		t = tag->tensor;
+		ch->early.rode = false;
+		ch->early.ret = tv__channel_post_write(
+			ch, v.request_index, v.remote_addr, v.rkey,
+			(uint64_t)(uintptr_t)t->data, t->buf.lkey,
+			t->size_bytes, &ch->early.rode);
+	}
+	response_early_msg(msg, &v, tag);
+	return true;
+}
+
+static void response_no_memory(struct tv_channel *ch)
+{
+	/* Cannot even answer: the request would hang, so fail loudly. */
+	tv__channel_fail(ch, TV_RESOURCE_EXHAUSTED,
+			 "no memory for a response to node %u", ch->peer_id);
+}
+
+/* The books of an early answer: what response_process() would record. */
+static void response_early_books(struct tv_channel *ch,
+				 const struct tv_msg *msg)
+{
+	struct tv_engine *e = ch->engine;
+	struct tv_response *resp = ch->early.resp;
+	struct tv_tag *tag = ch->early.tag;
+	int prep;
+
+	ch->early.taken = false;
+	ch->early.resp = NULL;
+	ch->early.tag = NULL;
+	if (!resp) {
+		response_no_memory(ch);
+		return;
+	}
+	/* Nothing ran since the peek that could have taken it. */
+	assert(tag == tv__tag_find(e, msg->step_id, msg->name, msg->name_len));
+	tv__tag_remove(e, tag);
 	response_fill(resp, ch, msg);
-	tv_tensor_ref(t);
-	resp->source = t;
+	/* Kept until the write is done: a reset gives it back to the table. */
+	tv_tensor_ref(tag->tensor);
+	resp->source = tag->tensor;
 	/* Registered memory: a reference to t, no copy, nothing to fail. */
-	prep = response_prepare(resp, t);
-	assert(!prep && resp->tensor == t);
+	prep = response_prepare(resp, tag->tensor);
+	assert(!prep && resp->tensor == tag->tensor);
+	assert(response_meta_current(resp));
 	(void)prep;
 	resp->state = TV_RESP_WRITING;
-	response_write_posted(resp, ret, rode);
-	ch->engine->stats.fast_responses++;
-	return true;
+	response_write_posted(resp, ch->early.ret, ch->early.rode);
+	e->stats.fast_responses++;
+	tv__tag_free(e, tag);
 }
 
 void tv__response_on_request(struct tv_channel *ch, const struct tv_msg *msg)
@@ -338,32 +443,23 @@ void tv__response_on_request(struct tv_channel *ch, const struct tv_msg *msg)
 	struct tv_response *resp;
 	struct tv_tag *tag;
 
+	if (ch->early.taken) {
+		response_early_books(ch, msg);
+		return;
+	}
 	if (tv__response_find(ch, msg->request_index)) {
 		tv__channel_fail(ch, TV_DATA_LOSS,
 				 "node %u reused live request index %u",
 				 ch->peer_id, msg->request_index);
 		return;
 	}
-	/* Its req_meta is copied from msg below: only meta needs clearing. */
-	resp = TV__FL_ALLOC_UPTO(&e->free_responses, struct tv_response,
-				 req_meta, status);
-	if (resp)
-		tv__meta_clear(&resp->meta);
-	if (!resp || tv__name_set(&resp->name, resp->name_buf, msg->name,
-				  msg->name_len)) {
-		/* Cannot even answer: the request would hang, so fail loudly. */
-		tv__fl_free(&e->free_responses, resp);
-		tv__channel_fail(ch, TV_RESOURCE_EXHAUSTED,
-				 "no memory for a response to node %u",
-				 ch->peer_id);
-		return;
-	}
-	tag = tv__tag_take(e, msg->step_id, msg->name, msg->name_len);
-	if (tag && response_fast(resp, ch, msg, tag)) {
-		tv__tag_free(e, tag);
+	resp = response_new(e, msg->name, msg->name_len);
+	if (!resp) {
+		response_no_memory(ch);
 		return;
 	}
 	response_fill(resp, ch, msg);
+	tag = tv__tag_take(e, msg->step_id, msg->name, msg->name_len);
 	if (tag) {
 		response_process(resp, tag);
 		tv__tag_free(e, tag);

@@ -689,6 +689,54 @@ int tv__wire_decode_scratch(const uint8_t *buf, size_t len,
 	return wire_decode(buf, len, scratch, true);
 }
 
+/*
+ * The peek reads what get_body() reads, in the same order and with the
+ * same bounds, and leaves the checks that need the bytes themselves (name,
+ * dtype, dead, dims, tv_meta_validate) to a caller comparing with its own.
+ */
+static TV__INLINE_HOT bool peek_fields(struct rcur *r,
+					struct tv__wire_req_view *v)
+{
+	uint64_t end;
+	uint32_t idx;
+
+	if (get_u32(r, &idx) || get_u64(r, &v->step_id) ||
+	    idx > TV_IMM_MAX_REQUEST || get_u16(r, &v->name_len) ||
+	    !v->name_len || v->name_len > TV_NAME_MAX ||
+	    v->name_len > r->len - r->off)
+		return false;
+	v->request_index = idx;
+	v->name = (const char *)r->p + r->off;
+	r->off += v->name_len;
+	if (get_u64(r, &v->remote_addr) || get_u64(r, &v->remote_bytes) ||
+	    get_u32(r, &v->rkey) ||
+	    __builtin_add_overflow(v->remote_addr, v->remote_bytes, &end))
+		return false;
+	if (get_u32(r, &v->dtype) || get_u8(r, &v->is_dead) ||
+	    get_u8(r, &v->rank) || get_u64(r, &v->tensor_bytes) ||
+	    v->rank > TV_MAX_RANK)
+		return false;
+	/* Every body byte belongs to a field: the dims end the message. */
+	v->dims = r->p + r->off;
+	return r->len - r->off == 8 * (size_t)v->rank;
+}
+
+bool tv__wire_peek_request(const uint8_t *buf, size_t len,
+			   struct tv__wire_req_view *v_p)
+{
+	struct rcur r = { .p = buf, .len = len, .off = 0 };
+	struct tv__wire_req_view v;
+	uint16_t flags;
+	uint8_t type;
+
+	if (check_header(&r, &type, &flags) ||
+	    type != TV_MSG_TENSOR_REQUEST || !(flags & FLAG_META) ||
+	    !peek_fields(&r, &v))
+		return false;
+	*v_p = v;
+	return true;
+}
+
 const char *tv_msg_type_name(enum tv_msg_type type)
 {
 	switch (type) {

@@ -10,8 +10,11 @@
 #ifndef TV_ENGINE_WIRE_H
 #define TV_ENGINE_WIRE_H
 
+#include <endian.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <tensorverbs/tensor.h>
 
@@ -141,6 +144,44 @@ int tv__wire_encode_req(const struct tv__wire_req *r, uint8_t *buf,
 			size_t cap, size_t *len_p);
 int tv__wire_decode_scratch(const uint8_t *buf, size_t len,
 			    struct tv_msg *scratch);
+
+/*
+ * A TENSOR_REQUEST with metadata, seen where it lies: the publisher's
+ * early answer (engine/response.c) reads it before the decoder does.
+ * tv__wire_peek_request() checks the header, the checksum, every length
+ * and each integer field the decoder checks on its own (index, rank,
+ * remote range), and points at the name and the dims in buf.  It does not
+ * check the name's bytes, the dtype, is_dead, the dims or the metadata as
+ * a whole: a caller uses a view only where the name equals a name it
+ * checked and the metadata equals a tensor's valid metadata, and then the
+ * decoder accepts the message with these very fields (tests/fuzz pins
+ * this).  false: not such a request, or not well formed.
+ */
+struct tv__wire_req_view {
+	uint32_t request_index;
+	uint64_t step_id;
+	const char *name;          /* name_len bytes in buf, unchecked */
+	uint16_t name_len;         /* 1..TV_NAME_MAX */
+	uint64_t remote_addr;
+	uint64_t remote_bytes;     /* remote_addr + remote_bytes: no wrap */
+	uint32_t rkey;
+	uint32_t dtype;            /* unchecked */
+	uint8_t is_dead;           /* unchecked */
+	uint8_t rank;              /* <= TV_MAX_RANK */
+	uint64_t tensor_bytes;
+	const uint8_t *dims;       /* rank little-endian u64s in buf */
+};
+bool tv__wire_peek_request(const uint8_t *buf, size_t len,
+			   struct tv__wire_req_view *v_p);
+/* The view's dim i (< rank), as the decoder would read it. */
+static inline uint64_t tv__wire_view_dim(const struct tv__wire_req_view *v,
+					 uint32_t i)
+{
+	uint64_t le;
+
+	memcpy(&le, v->dims + 8 * (size_t)i, 8);
+	return le64toh(le);
+}
 
 const char *tv_msg_type_name(enum tv_msg_type type);
 

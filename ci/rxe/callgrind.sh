@@ -3,8 +3,9 @@
 # callgrind inside the rxe VM.  Unlike a latency figure, a count does not
 # move with the host's load, so it is how to compare two builds' hot paths:
 # the fetcher from its call to the request's post and through the tensor
-# write's completion, the publisher through the request's completion (its
-# decode and the write's post).  A measurement, not a test.
+# write's completion, the publisher through the request's completion (the
+# early answer up to the write's post, then the books).  A measurement, not
+# a test.
 #
 #   bash ci/rxe/callgrind.sh [BIN]   # default: build-rxe-nolto, built here
 #
@@ -67,10 +68,12 @@ if [ -z "${RXE_DEV1:-}" ]; then
 			printf 'publisher (%s requests) instructions per request:\n' "$n"
 			printf '  %-44s %s\n' "receive completions (decode, answer)" \
 				"$(per_fetch "$f" 'channel_on_recv[.a-z0-9]*' "$n")"
-			printf '  %-44s %s\n' "  of which the message's decode" \
-				"$(per_fetch "$f" tv__wire_decode_scratch "$n")"
-			printf '  %-44s %s\n' "  of which the response (to the post)" \
+			printf '  %-44s %s\n' "  of which the early answer (peek, post)" \
+				"$(per_fetch "$f" tv__response_early "$n")"
+			printf '  %-44s %s\n' "  of which the books (after the post)" \
 				"$(per_fetch "$f" tv__response_on_request "$n")"
+			printf '  %-44s %s\n' "  of which decodes (the general path)" \
+				"$(per_fetch "$f" tv__wire_decode_scratch "$n")"
 		fi
 	done
 	exit 0

@@ -48,6 +48,11 @@ struct tv_engine_event {
 	int code;
 };
 
+/*
+ * Called in the middle of the engine's work (a message's event comes
+ * between its tensor write and the books of it): it must not call the
+ * engine back.
+ */
 typedef void (*tv_engine_observe_fn)(void *ctx,
 				     const struct tv_engine_event *ev);
 

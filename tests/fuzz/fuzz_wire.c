@@ -10,6 +10,8 @@
  *    past the checksum and explores the body rules.
  * 3. The other direction: a message built from the input (fz_build_msg);
  *    if the encoder accepts it, the decoder returns exactly it.
+ * In 1 and 2, the publisher's in-place read of a request
+ * (tv__wire_peek_request) agrees with the decoder (tests/wire/peek_oracle.h).
  */
 #include <errno.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include <xxhash.h>
 
 #include "fuzz.h"
+#include "../wire/peek_oracle.h"
 
 #define HDR_BYTES 16
 #define WIRE_CAP 4096 /* > tv_wire_max_bytes() */
@@ -106,6 +109,7 @@ static void check_decode(const uint8_t *buf, size_t len)
 	size_t olen = 0;
 	int ret;
 
+	FZ_CHECK(!peek_vs_decode(buf, len));
 	memset(&msg, 0xA5, sizeof(msg));
 	ret = tv_wire_decode(buf, len, &msg);
 	if (ret) {

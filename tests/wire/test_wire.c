@@ -12,6 +12,7 @@
 #include <check.h>
 #include <xxhash.h>
 
+#include "peek_oracle.h"
 #include "serialize.h"
 #include "suites.h"
 #include "wire.h"
@@ -1086,6 +1087,83 @@ START_TEST(engine_request_view_matches_public_codec)
 }
 END_TEST
 
+/*
+ * The publisher's early answer reads a request in place
+ * (tv__wire_peek_request): the fields of the public codec's request, not
+ * a message of another kind or without metadata, and the decoder's answer
+ * (peek_oracle.h) on every byte flip, resealed, of requests with several
+ * shapes, and on every truncation.
+ */
+START_TEST(peek_request_matches_decoder)
+{
+	static const uint64_t dims[] = { 3, 0, 7 };
+	uint8_t *buf = malloc(tv_wire_max_bytes());
+	struct tv_msg *m = new_msg(TV_MSG_TENSOR_REQUEST);
+	struct tv__wire_req_view v;
+	unsigned int peeked = 0;
+	size_t len, pos;
+	const char *why;
+
+	ck_assert(buf && m);
+	ck_assert_int_eq(tv_wire_encode(m, buf, tv_wire_max_bytes(), &len), 0);
+	ck_assert(tv__wire_peek_request(buf, len, &v));
+	ck_assert_uint_eq(v.request_index, m->request_index);
+	ck_assert_uint_eq(v.step_id, m->step_id);
+	ck_assert_uint_eq(v.name_len, m->name_len);
+	ck_assert_int_eq(memcmp(v.name, m->name, m->name_len), 0);
+	ck_assert_uint_eq(v.remote_addr, m->remote_addr);
+	ck_assert_uint_eq(v.remote_bytes, m->remote_bytes);
+	ck_assert_uint_eq(v.rkey, m->rkey);
+	ck_assert_uint_eq(v.dtype, TV_DT_FLOAT);
+	ck_assert_uint_eq(v.rank, 2);
+	ck_assert_uint_eq(tv__wire_view_dim(&v, 1), 64);
+	ck_assert_uint_eq(v.tensor_bytes, m->meta.tensor_bytes);
+	for (int s = 0; s < N_SAMPLES; s++) {
+		len = sample(s, buf, tv_wire_max_bytes());
+		/* Only one sample is a TENSOR_REQUEST with metadata. */
+		ck_assert(tv__wire_peek_request(buf, len, &v) ==
+			  (s == TV_MSG_TENSOR_REQUEST));
+		for (pos = 0; pos < len * 2; pos++) {
+			/* 0x80 reaches the sign bits, 0x21 the small values. */
+			uint8_t mask = pos % 2 ? 0x80 : 0x21;
+
+			buf[pos / 2] ^= mask;
+			if (pos / 2 < 12 || pos / 2 >= HDR)
+				reseal(buf, len);
+			why = peek_vs_decode(buf, len);
+			ck_assert_msg(!why, "sample %d flip %#x at %zu: %s", s,
+				      mask, pos / 2, why);
+			peeked += tv__wire_peek_request(buf, len, &v);
+			buf[pos / 2] ^= mask;
+			reseal(buf, len);
+		}
+		for (pos = 0; pos < len; pos++)
+			ck_assert_ptr_null(peek_vs_decode(buf, pos));
+	}
+	/* Rank 3 with a zero dim; a dim past INT64_MAX; a NUL in the name. */
+	m->meta.shape.rank = 3;
+	for (int i = 0; i < 3; i++)
+		m->meta.shape.dims[i] = (int64_t)dims[i];
+	m->meta.tensor_bytes = 0;
+	ck_assert_int_eq(tv_wire_encode(m, buf, tv_wire_max_bytes(), &len), 0);
+	ck_assert_ptr_null(peek_vs_decode(buf, len));
+	ck_assert(tv__wire_peek_request(buf, len, &v) && v.rank == 3);
+	put_le(buf + len - 8, UINT64_MAX, 8);
+	reseal(buf, len);
+	ck_assert(tv__wire_peek_request(buf, len, &v));
+	ck_assert_int_ne(decode(buf, len), 0);
+	ck_assert_ptr_null(peek_vs_decode(buf, len));
+	buf[HDR + 4 + 8 + 2 + 1] = '\0';
+	reseal(buf, len);
+	ck_assert(tv__wire_peek_request(buf, len, &v));
+	ck_assert_ptr_null(peek_vs_decode(buf, len));
+	/* Flips that keep a request a request: the peek must have read some. */
+	ck_assert_uint_gt(peeked, 0);
+	free(m);
+	free(buf);
+}
+END_TEST
+
 START_TEST(msg_type_names)
 {
 	ck_assert_str_eq(tv_msg_type_name(TV_MSG_META_DATA_UPDATE),
@@ -1117,6 +1195,7 @@ Suite *wire_suite(void)
 	tcase_add_test(rt, msg_type_names);
 	tcase_add_test(rt, engine_paths_match_public_codec);
 	tcase_add_test(rt, engine_request_view_matches_public_codec);
+	tcase_add_test(rt, peek_request_matches_decoder);
 	tcase_add_test(enc, encode_rejects_invalid);
 	tcase_add_test(enc, encode_rejects_invalid_update_error);
 	tcase_add_test(enc, encode_small_buffers);
