@@ -13,6 +13,7 @@
 static const int64_t d_4x8[] = { 4, 8 };
 static const int64_t d_16[] = { 16 };
 static const int64_t d_3x5x7[] = { 3, 5, 7 };
+static const int64_t d_5x3x7[] = { 5, 3, 7 };
 
 /* Send from node 0, receive on node 1, all on host. */
 static void transfer(struct h_world *w, uint64_t step, const char *name,
@@ -171,9 +172,12 @@ START_TEST(shape_and_dtype_changes_between_steps)
 	transfer(w, 3, "emb", TV_DT_INT64, 3, d_3x5x7, 3);  /* larger */
 	transfer(w, 4, "emb", TV_DT_UINT8, 3, d_3x5x7, 4);  /* dtype */
 	transfer(w, 5, "emb", TV_DT_UINT8, 3, d_3x5x7, 5);  /* cached */
+	/* Same dtype, rank and bytes, other dims: not the cached metadata. */
+	transfer(w, 6, "emb", TV_DT_UINT8, 3, d_5x3x7, 6);
 	s0 = h_stats(w, 0);
-	ck_assert_uint_eq(s0.msgs_sent[TV_MSG_META_DATA_UPDATE], 4);
+	ck_assert_uint_eq(s0.msgs_sent[TV_MSG_META_DATA_UPDATE], 5);
 	ck_assert_uint_eq(s0.zero_copy_writes, 1);
+	ck_assert_uint_eq(s0.fast_responses, 1);
 	h_world_free(w);
 }
 END_TEST

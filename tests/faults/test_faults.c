@@ -565,8 +565,8 @@ static void try_send(struct h_world *w, uint64_t step, const char *name,
 static bool alloc_round(uint64_t nth)
 {
 	static const char *const names[] = { "a", "b", "s", "d", "e" };
-	struct h_recv r[5];
-	bool accepted[5], fired;
+	struct h_recv r[6];
+	bool accepted[6], fired;
 	struct h_world *w;
 	char plan[64];
 	int i;
@@ -593,6 +593,16 @@ static bool alloc_round(uint64_t nth)
 			      (unsigned long long)nth, i);
 		h_recv_release(&r[i]);
 	}
+	/*
+	 * "a" again, from its cached metadata: the sender answers before it
+	 * decodes (tv__response_early), and its response may be what fails.
+	 */
+	try_send(w, 2, "a", TV_DT_FLOAT, TV_PLACE_HOST);
+	accepted[5] = try_recv(w, 2, "a", TV_PLACE_HOST, &r[5]);
+	h_run(w);
+	ck_assert_int_eq(r[5].calls, accepted[5] ? 1 : 0);
+	ck_assert(!r[5].calls || r[5].status.code != TV_OK || r[5].tensor);
+	h_recv_release(&r[5]);
 	fired = fires(w, "engine/alloc") > 0;
 	h_world_free(w); /* asserts no leak, nothing pending */
 	return fired;
