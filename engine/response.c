@@ -419,8 +419,8 @@ static void response_early_books(struct tv_channel *ch,
 		response_no_memory(ch);
 		return;
 	}
-	/* Nothing ran since the peek that could have taken it. */
-	assert(tag == tv__tag_find(e, msg->step_id, msg->name, msg->name_len));
+	/* The tag the peek found: nothing ran since that could take it. */
+	assert(tag->step_id == msg->step_id && tag->name_len == msg->name_len);
 	tv__tag_remove(e, tag);
 	response_fill(resp, ch, msg);
 	/* Kept until the write is done: a reset gives it back to the table. */
