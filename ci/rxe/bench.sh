@@ -20,7 +20,7 @@ repo=$(cd "$here/../.." && pwd)
 if [ -z "${RXE_DEV1:-}" ]; then
 	exec bash "$here/vm.sh" --devices 2 --mem 2048 --env BENCH_SIZES \
 		--env BENCH_BYTES --env BENCH_LAT_ITERS --env BENCH_LAT_ROUNDS \
-		--env BENCH_ARGS \
+		--env BENCH_ARGS --env TV_BIN \
 		--timeout "${RXE_BENCH_VM_TIMEOUT:-900}" -- bash "$here/bench.sh" "$@"
 fi
 
