@@ -113,12 +113,17 @@ static bool text_ok(const char *s, size_t max)
 	return strnlen(s, max + 1) <= max;
 }
 
-static bool remote_ok(const struct tv_msg *m)
+/* A destination must not wrap the address space. */
+static inline bool range_ok(uint64_t addr, uint64_t bytes)
 {
 	uint64_t end;
 
-	/* The destination must not wrap the address space. */
-	return !__builtin_add_overflow(m->remote_addr, m->remote_bytes, &end);
+	return !__builtin_add_overflow(addr, bytes, &end);
+}
+
+static bool remote_ok(const struct tv_msg *m)
+{
+	return range_ok(m->remote_addr, m->remote_bytes);
 }
 
 static int msg_check_type(const struct tv_msg *m)
@@ -459,14 +464,26 @@ static inline int get_u64(struct rcur *r, uint64_t *v_p)
 	return 0;
 }
 
+/* A text field's u16 length: min..max, and that many bytes left. */
+static inline int get_text_len(struct rcur *r, size_t max, size_t min,
+			       uint16_t *len_p)
+{
+	uint16_t len;
+
+	if (get_u16(r, &len) || len > max || len < min ||
+	    len > r->len - r->off)
+		return -EBADMSG;
+	*len_p = len;
+	return 0;
+}
+
 /* A text field: u16 length, then that many bytes, none of them NUL. */
 static TV__INLINE_HOT int get_text(struct rcur *r, char *dst, size_t max,
 				     size_t min, uint16_t *len_p)
 {
 	uint16_t len;
 
-	if (get_u16(r, &len) || len > max || len < min ||
-	    len > r->len - r->off)
+	if (get_text_len(r, max, min, &len))
 		return -EBADMSG;
 	if (!tv__text_copy(dst, r->p + r->off, len))
 		return -EBADMSG;
@@ -477,18 +494,27 @@ static TV__INLINE_HOT int get_text(struct rcur *r, char *dst, size_t max,
 	return 0;
 }
 
+/* The metadata's fixed fields, as integers; the rank within bounds. */
+static inline int get_meta_head(struct rcur *r, uint32_t *dtype_p,
+				uint8_t *dead_p, uint8_t *rank_p,
+				uint64_t *bytes_p)
+{
+	if (get_u32(r, dtype_p) || get_u8(r, dead_p) || get_u8(r, rank_p) ||
+	    get_u64(r, bytes_p) || *rank_p > TV_MAX_RANK)
+		return -EBADMSG;
+	return 0;
+}
+
 static TV__INLINE_HOT int get_meta(struct rcur *r, struct tv_meta *meta)
 {
 	uint32_t dtype, i;
 	uint8_t dead, rank;
 	uint64_t v;
 
-	if (get_u32(r, &dtype) || get_u8(r, &dead) || get_u8(r, &rank) ||
-	    get_u64(r, &meta->tensor_bytes))
+	if (get_meta_head(r, &dtype, &dead, &rank, &meta->tensor_bytes))
 		return -EBADMSG;
 	/* Checked as integers before they become an enum or a bool. */
-	if (!tv_dtype_valid((enum tv_dtype)dtype) || dead > 1 ||
-	    rank > TV_MAX_RANK)
+	if (!tv_dtype_valid((enum tv_dtype)dtype) || dead > 1)
 		return -EBADMSG;
 	meta->dtype = (enum tv_dtype)dtype;
 	meta->is_dead = dead;
@@ -697,24 +723,20 @@ int tv__wire_decode_scratch(const uint8_t *buf, size_t len,
 static TV__INLINE_HOT bool peek_fields(struct rcur *r,
 					struct tv__wire_req_view *v)
 {
-	uint64_t end;
 	uint32_t idx;
 
 	if (get_u32(r, &idx) || get_u64(r, &v->step_id) ||
-	    idx > TV_IMM_MAX_REQUEST || get_u16(r, &v->name_len) ||
-	    !v->name_len || v->name_len > TV_NAME_MAX ||
-	    v->name_len > r->len - r->off)
+	    idx > TV_IMM_MAX_REQUEST ||
+	    get_text_len(r, TV_NAME_MAX, 1, &v->name_len))
 		return false;
 	v->request_index = idx;
 	v->name = (const char *)r->p + r->off;
 	r->off += v->name_len;
 	if (get_u64(r, &v->remote_addr) || get_u64(r, &v->remote_bytes) ||
-	    get_u32(r, &v->rkey) ||
-	    __builtin_add_overflow(v->remote_addr, v->remote_bytes, &end))
+	    get_u32(r, &v->rkey) || !range_ok(v->remote_addr, v->remote_bytes))
 		return false;
-	if (get_u32(r, &v->dtype) || get_u8(r, &v->is_dead) ||
-	    get_u8(r, &v->rank) || get_u64(r, &v->tensor_bytes) ||
-	    v->rank > TV_MAX_RANK)
+	if (get_meta_head(r, &v->dtype, &v->is_dead, &v->rank,
+			  &v->tensor_bytes))
 		return false;
 	/* Every body byte belongs to a field: the dims end the message. */
 	v->dims = r->p + r->off;
