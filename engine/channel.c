@@ -662,7 +662,7 @@ static void channel_on_message(struct tv_channel *ch, uint32_t byte_len)
 	 * dispatch posts goes on the wire ahead of the ACK.
 	 */
 	channel_dispatch(ch, msg);
-	assert(!ch->early.taken); /* its books are kept */
+	assert(!ch->early.tag); /* its books are kept */
 	if (ch->ack_rider) { /* no write took it: an ACK of its own */
 		ch->ack_rider = false;
 		ch->acks_owed++;
@@ -676,7 +676,7 @@ static void channel_dispatch(struct tv_channel *ch, const struct tv_msg *msg)
 	 * A dying channel does no new sender work: the peer will retry.  A
 	 * write posted early is work done: its books are kept.
 	 */
-	if (ch->failed && !ch->early.taken &&
+	if (ch->failed && !ch->early.tag &&
 	    (msg->type == TV_MSG_TENSOR_REQUEST ||
 	     msg->type == TV_MSG_TENSOR_RE_REQUEST))
 		return;

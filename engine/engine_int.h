@@ -246,14 +246,14 @@ struct tv_channel {
 	/* Sender side: responses waiting for RE_REQUEST or writing. */
 	struct tv_hmap responses;
 	/*
-	 * A request answered before its decode (tv__response_early): its
-	 * response (NULL: allocating it failed) and its write's post, for
-	 * tv__response_on_request() to keep the books of.
+	 * A request answered before its decode (tv__response_early), for
+	 * tv__response_on_request() to keep the books of: its tag (NULL: no
+	 * such request), its response (NULL: allocating it failed) and its
+	 * write's post.
 	 */
 	struct {
-		bool taken;
-		struct tv_response *resp;
 		struct tv_tag *tag;    /* still in the table */
+		struct tv_response *resp;
 		int ret;
 		bool rode;
 	} early;

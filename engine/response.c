@@ -374,14 +374,13 @@ bool tv__response_early(struct tv_channel *ch, const uint8_t *buf, size_t len,
 	struct tv_tensor *t;
 	struct tv_tag *tag;
 
-	assert(!ch->early.taken);
+	assert(!ch->early.tag);
 	if (ch->failed || !tv__wire_peek_request(buf, len, &v))
 		return false;
 	tag = tv__tag_find(e, v.step_id, v.name, v.name_len);
 	if (!tag || !response_view_ok(ch, &v, tag->tensor) ||
 	    tv__response_find(ch, v.request_index))
 		return false;
-	ch->early.taken = true;
 	ch->early.tag = tag;
 	ch->early.resp = response_new(e, v.name, v.name_len);
 	if (ch->early.resp) {
@@ -412,9 +411,8 @@ static void response_early_books(struct tv_channel *ch,
 	struct tv_tag *tag = ch->early.tag;
 	int prep;
 
-	ch->early.taken = false;
-	ch->early.resp = NULL;
 	ch->early.tag = NULL;
+	ch->early.resp = NULL;
 	if (!resp) {
 		response_no_memory(ch);
 		return;
@@ -443,7 +441,7 @@ void tv__response_on_request(struct tv_channel *ch, const struct tv_msg *msg)
 	struct tv_response *resp;
 	struct tv_tag *tag;
 
-	if (ch->early.taken) {
+	if (ch->early.tag) {
 		response_early_books(ch, msg);
 		return;
 	}
