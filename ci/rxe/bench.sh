@@ -29,7 +29,7 @@ if [ -z "${RXE_DEV1:-}" ]; then
 			-DTV_BUILD_TESTS=OFF >/dev/null
 		cmake --build "$repo/build-bench" -j"$(nproc)" --target tensorverbs-cli >/dev/null
 	fi
-	exec bash "$here/vm.sh" --devices 2 --mem 2048 --env BENCH_SIZES \
+	exec bash "$here/vm.sh" --devices 2 --mem 2048 --pin --env BENCH_SIZES \
 		--env BENCH_BYTES --env BENCH_LAT_ITERS --env BENCH_LAT_ROUNDS \
 		--env BENCH_LAT_ROUNDS_MAX --env BENCH_ARGS --env TV_BIN \
 		--timeout "${RXE_BENCH_VM_TIMEOUT:-900}" -- bash "$here/bench.sh" "$@"

@@ -12,7 +12,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ $# -ge 1 ] || { echo "usage: $0 BIN [BIN...]" >&2; exit 2; }
 if [ -z "${RXE_DEV1:-}" ]; then
-	exec bash "$here/vm.sh" --devices 2 --mem 2048 --env LAT_ROUNDS \
+	exec bash "$here/vm.sh" --devices 2 --mem 2048 --pin --env LAT_ROUNDS \
 		--env BENCH_LAT_ITERS --env LAT_FLOOR -- bash "$here/lat-ab.sh" "$@"
 fi
 iters=${BENCH_LAT_ITERS:-3000}

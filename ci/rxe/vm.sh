@@ -18,6 +18,9 @@
 #                    here after creating the rxe devices, and needs a kernel
 #                    with rdma_rxe; auto picks native when this kernel has it
 #   --mem MB --smp N the VM's memory (default 1024) and vCPUs (default 2)
+#   --pin            pin vCPU k's thread to host CPU k (mod the host's CPUs),
+#                    for benchmarks: the host's scheduler then cannot put
+#                    both on one core (VM only; RXE_PIN_VCPUS=1 does the same)
 #   --keep           keep the run's control folder (console.log, status, ...)
 #   --prepare        prepare the caches and exit
 #
@@ -50,6 +53,7 @@ die() {
 }
 
 devices=1 timeout=600 mode=${RXE_MODE:-auto} mem=1024 smp=2 keep=0 prepare_only=0
+pin=${RXE_PIN_VCPUS:-0}
 shares=() envs=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -60,6 +64,7 @@ while [ $# -gt 0 ]; do
 	--mode) mode=${2:?}; shift 2 ;;
 	--mem) mem=${2:?}; shift 2 ;;
 	--smp) smp=${2:?}; shift 2 ;;
+	--pin) pin=1; shift ;;
 	--keep) keep=1; shift ;;
 	--prepare) prepare_only=1; shift ;;
 	--) shift; break ;;
@@ -336,6 +341,7 @@ mkfifo "$ctl/monitor.in" "$ctl/monitor.out"
 say "booting $kpkg ($accel, $smp vCPUs, ${mem} MiB, $devices rxe device(s)); running: $*"
 timeout -k 10 "$((timeout + 30))" qemu-system-x86_64 \
 	-accel "$accel" -cpu "$cpu" -M pc -smp "$smp" -m "$mem" \
+	-name tv-rxe,debug-threads=on \
 	-nic none -no-reboot -display none -vga none \
 	-chardev "stdio,id=con,logfile=$ctl/console.log" -serial chardev:con \
 	-chardev "pipe,id=mon,path=$ctl/monitor" -mon chardev=mon,mode=readline \
@@ -348,6 +354,24 @@ timeout -k 10 "$((timeout + 30))" qemu-system-x86_64 \
 qpid=$!
 cat "$ctl/monitor.out" >"$ctl/monitor.log" 2>/dev/null &
 mpid=$!
+# --pin: qemu names its vCPU threads "CPU k/TCG" (debug-threads=on).
+if [ "$pin" = 1 ]; then
+	(
+		for ((i = 0; i < 50; i++)); do
+			sleep 0.1
+			q=$(pgrep -P "$qpid" qemu-system-x86) || continue
+			n=0
+			for t in /proc/"${q%%$'\n'*}"/task/*; do
+				c=$(cat "$t/comm" 2>/dev/null) || continue
+				[[ "$c" =~ ^CPU\ ([0-9]+)/TCG$ ]] || continue
+				taskset -p -c "$((BASH_REMATCH[1] % $(nproc)))" "${t##*/}" >/dev/null &&
+					n=$((n + 1))
+			done
+			[ "$n" -ge "$smp" ] && exit 0
+		done
+		say "warning: --pin: the vCPU threads were not found; not pinned"
+	) &
+fi
 
 # Watchdog: at the timeout, dump the guest's blocked tasks and CPU
 # backtraces to the console (sysrq 9 = console loglevel 9, w, l), then stop.
