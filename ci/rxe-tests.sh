@@ -19,8 +19,7 @@ bash ci/install-deps.sh librdmacm-dev libibverbs-dev rdma-core ibverbs-providers
 	qemu-system-x86 xz-utils cpio kmod busybox-static iproute2 jq bc
 build="build-rxe-tests"
 out=$PWD/$build/out
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTV_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target tensorverbs-cli >/dev/null
+bash ci/build-cli.sh "$build" RelWithDebInfo
 tv=$PWD/$build/cli/tensorverbs
 if ! "$tv" serve --help >/dev/null 2>&1; then
 	echo "rxe-tests: $tv has no 'serve' (built without librdmacm?)" >&2

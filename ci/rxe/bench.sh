@@ -25,9 +25,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 if [ -z "${RXE_DEV1:-}" ]; then
 	if [ -z "${TV_BIN:-}" ]; then
-		cmake -S "$repo" -B "$repo/build-bench" -DCMAKE_BUILD_TYPE=Release \
-			-DTV_BUILD_TESTS=OFF >/dev/null
-		cmake --build "$repo/build-bench" -j"$(nproc)" --target tensorverbs-cli >/dev/null
+		bash "$repo/ci/build-cli.sh" "$repo/build-bench" Release
 	fi
 	exec bash "$here/vm.sh" --devices 2 --mem 2048 --pin --env BENCH_SIZES \
 		--env BENCH_BYTES --env BENCH_LAT_ITERS --env BENCH_LAT_ROUNDS \
@@ -89,13 +87,11 @@ fetch_med() { # fetch_med R: the median of round R's fetches
 near_best() { # stdin: one figure a line; prints how many are within 5% of the least
 	sort -g | awk 'NR == 1 { lo = $1 } $1 <= lo * 1.05 { n++ } END { print n + 0 }'
 }
-settled() { # settled R: rounds 0..R of both sides show a fast mode three times
-	local i
-	[ "$(for ((i = 0; i <= $1; i++)); do field "$work/lat.$i" 64 5; done | near_best)" -ge 3 ] &&
-		[ "$(for ((i = 0; i < $1; i++)); do
-			fetch_med "$i"
-		done | near_best)" -ge 3 ]
-}
+# Fast-mode rounds of each side once R fetch rounds ran: ib_write_lat runs
+# 0..R, which bracket fetch rounds 0..R-1.
+ib_fast() { local i; for ((i = 0; i <= $1; i++)); do field "$work/lat.$i" 64 5; done | near_best; }
+tv_fast() { local i; for ((i = 0; i < $1; i++)); do fetch_med "$i"; done | near_best; }
+settled() { [ "$(ib_fast "$1")" -ge 3 ] && [ "$(tv_fast "$1")" -ge 3 ]; }
 port=18590
 for ((r = 0; ; r++)); do
 	perf ib_write_lat "$port" "$work/lat.$r" -s 64 -n "$lat_iters"
@@ -177,8 +173,8 @@ awk -v fm="$fmed" -v tm="$tmed" 'BEGIN {
 		printf "NOTE: the fetch (%s us) beat the bare-verbs floor (%s us): the boot is too noisy for the latency figures; compare in one boot with ci/rxe/lat-ab.sh\n", tm, fm }'
 read -r _ _ _ _ bmed _ <<<"$(grep '^bench-rxe lat 64 ' "$work/tv.out")"
 printf '%-10s %14.1f us med  (the same fetch after the bandwidth runs: not used)\n' "" "$bmed"
-fast_tv=$(for ((r = 0; r < rounds; r++)); do fetch_med "$r"; done | near_best)
-fast_ib=$(for f in $(lat_runs); do field "$f" 64 5; done | near_best)
+fast_tv=$(tv_fast "$rounds")
+fast_ib=$(ib_fast "$rounds")
 printf '%-10s %14s rounds within 5%% of the best: fetch %s of %s, ib_write_lat %s of %s\n' "" "" \
 	"$fast_tv" "$rounds" "$fast_ib" "$((rounds + 1))"
 if [ "$fast_tv" -lt 3 ] || [ "$fast_ib" -lt 3 ]; then

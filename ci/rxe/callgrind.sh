@@ -21,9 +21,7 @@ out=$repo/build-rxe/callgrind
 bin=${1:-$repo/build-rxe-nolto/cli/tensorverbs}
 if [ -z "${RXE_DEV1:-}" ] && [ $# -eq 0 ]; then
 	# Its own build: per-function counts need functions that LTO keeps.
-	cmake -S "$repo" -B "$repo/build-rxe-nolto" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-		-DTV_LTO=OFF -DTV_BUILD_TESTS=OFF >/dev/null
-	cmake --build "$repo/build-rxe-nolto" -j"$(nproc)" --target tensorverbs-cli >/dev/null
+	bash "$repo/ci/build-cli.sh" "$repo/build-rxe-nolto" RelWithDebInfo -DTV_LTO=OFF
 fi
 if [ -z "${RXE_DEV1:-}" ]; then
 	command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null ||
