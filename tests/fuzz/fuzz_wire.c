@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the wire codec (engine/wire.c, docs/wire-format.md).
+ * Fuzz target: the wire codec (engine/rendezvous/wire.c, docs/wire-format.md).
  *
  * 1. Decode the input as it is.  On failure: a documented error and the
  *    output untouched.  On success: the decoder's promises hold, the

@@ -1,7 +1,7 @@
 /*
  * The oracle that pins the publisher's early answer to the decoder, shared
  * by tests/wire (every byte flip of a request) and tests/fuzz (whatever
- * the fuzzer finds).  engine/response.c answers a request it has only
+ * the fuzzer finds).  engine/rendezvous/response.c answers a request it has only
  * peeked at (tv__wire_peek_request), once its name equals a tag's name and
  * its metadata a tensor's, and then uses the fields the decoder would have
  * given, without decoding.  That is sound if:

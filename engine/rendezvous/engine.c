@@ -51,8 +51,6 @@ static int engine_check_config(const struct tv_engine_config *cfg)
 	return 0;
 }
 
-bool tv__fiu_live;
-
 void tv_engine_fault_points_live(void)
 {
 	tv__fiu_live = true;
