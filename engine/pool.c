@@ -73,7 +73,16 @@ struct tv_pool {
 	size_t block_bytes;
 	uint32_t access;
 
-	/* every block, sorted by base address for binary-search lookups */
+	/*
+	 * Every block twice, in one allocation of 2 * block_cap pointers:
+	 * blocks[0 .. count) sorted by base address, for binary-search
+	 * lookups; blocks[block_cap .. block_cap + count) in the order they
+	 * were made, for choosing one.  A choice must never depend on where
+	 * malloc put a block: the same run would then go another way when
+	 * anything else in the process allocates differently (a trace being
+	 * recorded, a build's other code), and a seed would no longer be a
+	 * whole description of its run.
+	 */
 	struct tv_pool_block **blocks;
 	size_t block_count;
 	size_t block_cap;
@@ -153,6 +162,12 @@ static size_t pool_block_index(const struct tv_pool *pool, uintptr_t addr)
 }
 
 /* Make sure a later block insertion cannot fail. */
+/* The blocks in the order they were made (see struct tv_pool). */
+static struct tv_pool_block **pool_by_age(const struct tv_pool *pool)
+{
+	return pool->blocks + pool->block_cap;
+}
+
 static int pool_reserve_blocks(struct tv_pool *pool)
 {
 	struct tv_pool_block **blocks;
@@ -161,9 +176,12 @@ static int pool_reserve_blocks(struct tv_pool *pool)
 	if (pool->block_count < pool->block_cap)
 		return 0;
 	cap = pool->block_cap ? pool->block_cap * 2 : 8;
-	blocks = pool_realloc(pool->blocks, cap * sizeof(*blocks));
+	blocks = pool_realloc(pool->blocks, 2 * cap * sizeof(*blocks));
 	if (!blocks)
 		return -ENOMEM;
+	/* The age-ordered half moves up to its new place. */
+	memmove(blocks + cap, blocks + pool->block_cap,
+		pool->block_count * sizeof(*blocks));
 	pool->blocks = blocks;
 	pool->block_cap = cap;
 	return 0;
@@ -285,6 +303,7 @@ static int pool_grow(struct tv_pool *pool, size_t size, bool dedicated,
 	memmove(&pool->blocks[i + 1], &pool->blocks[i],
 		(pool->block_count - i) * sizeof(pool->blocks[0]));
 	pool->blocks[i] = block;
+	pool_by_age(pool)[pool->block_count] = block;
 	pool->block_count++;
 	pool->stats.blocks++;
 	pool->stats.bytes_registered += size;
@@ -296,6 +315,7 @@ static int pool_grow(struct tv_pool *pool, size_t size, bool dedicated,
 static void pool_shrink(struct tv_pool *pool, struct tv_pool_block *block)
 {
 	size_t i = pool_block_index(pool, (uintptr_t)block->base);
+	struct tv_pool_block **age;
 
 	assert(i < pool->block_count && pool->blocks[i] == block);
 	assert(block->dedicated && block->live_allocs == 0);
@@ -304,6 +324,11 @@ static void pool_shrink(struct tv_pool *pool, struct tv_pool_block *block)
 		return;
 	memmove(&pool->blocks[i], &pool->blocks[i + 1],
 		(pool->block_count - i - 1) * sizeof(pool->blocks[0]));
+	age = pool_by_age(pool);
+	for (i = 0; age[i] != block; i++)
+		assert(i + 1 < pool->block_count);
+	memmove(&age[i], &age[i + 1],
+		(pool->block_count - i - 1) * sizeof(age[0]));
 	pool->block_count--;
 	pool->stats.blocks--;
 	pool->stats.bytes_registered -= block->size_bytes;
@@ -315,23 +340,27 @@ static void pool_shrink(struct tv_pool *pool, struct tv_pool_block *block)
 
 /* ---- carving --------------------------------------------------------- */
 
-/* Address-ordered best fit over the standard blocks. */
+/*
+ * Best fit over the standard blocks, oldest block first, then by offset:
+ * never by address (see struct tv_pool).
+ */
 static bool pool_best_fit(const struct tv_pool *pool, size_t need,
 			  struct tv_pool_block **block_p, size_t *idx_p)
 {
+	struct tv_pool_block *const *age = pool_by_age(pool);
 	struct tv_pool_block *best = NULL;
 	size_t best_idx = 0, best_len = SIZE_MAX;
 	size_t b, i;
 
 	for (b = 0; b < pool->block_count; b++) {
-		struct tv_pool_block *block = pool->blocks[b];
+		struct tv_pool_block *block = age[b];
 
 		if (block->dedicated)
 			continue;
 		for (i = 0; i < block->ext_count; i++) {
 			size_t len = block->ext[i].len;
 
-			/* Strictly smaller: equals keep the lowest address. */
+			/* Strictly smaller: equals keep the oldest, lowest. */
 			if (len < need || len >= best_len)
 				continue;
 			best = block;
@@ -353,11 +382,13 @@ found:
 static struct tv_pool_block *pool_idle_fit(const struct tv_pool *pool,
 					   size_t need)
 {
+	struct tv_pool_block *const *age = pool_by_age(pool);
 	struct tv_pool_block *best = NULL;
 	size_t b;
 
+	/* Equal sizes: the oldest (see struct tv_pool). */
 	for (b = 0; b < pool->block_count; b++) {
-		struct tv_pool_block *block = pool->blocks[b];
+		struct tv_pool_block *block = age[b];
 
 		if (!block->dedicated || block->live_allocs != 0)
 			continue;

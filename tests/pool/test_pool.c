@@ -529,6 +529,33 @@ START_TEST(test_new_block_when_full)
 }
 END_TEST
 
+/*
+ * Which block serves an allocation must not depend on where malloc put
+ * the blocks: a seed must describe its run whatever else the process
+ * allocates.  Blocks of 1 MiB are mmapped by glibc, downwards: the newer
+ * block B lies below the older A, and an address-ordered choice took B.
+ */
+START_TEST(test_choice_ignores_addresses)
+{
+	struct tv_pool *pool = mkpool(1u << 20);
+	struct tv_pool_buf a, b, c;
+
+	a = alloc_ok(pool, 1u << 20);
+	b = alloc_ok(pool, 1u << 20);
+	/* The premise: B's memory is below A's. */
+	ck_assert_msg((uintptr_t)b.addr < (uintptr_t)a.addr,
+		      "blocks were not mmapped downwards (a %p, b %p)",
+		      a.addr, b.addr);
+	tv_pool_free(pool, &a);
+	tv_pool_free(pool, &b);
+	/* Two empty blocks, equal fits: the older one, A. */
+	c = alloc_ok(pool, 64);
+	ck_assert_ptr_eq(c.addr, a.addr);
+	tv_pool_free(pool, &c);
+	destroy_clean(pool);
+}
+END_TEST
+
 /* ---- dedicated blocks -------------------------------------------------- */
 
 START_TEST(test_large_dedicated)
@@ -1105,6 +1132,7 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_coalesce_all_orders);
 	tcase_add_test(tc, test_best_fit);
 	tcase_add_test(tc, test_new_block_when_full);
+	tcase_add_test(tc, test_choice_ignores_addresses);
 	tcase_add_test(tc, test_large_dedicated);
 	tcase_add_test(tc, test_dedicated_cap);
 	tcase_add_test(tc, test_lookup);
