@@ -1,5 +1,7 @@
 /*
- * This file is private to the tensorverbs CLI: the subcommands.
+ * This file is private to the tensorverbs CLI: the subcommands.  The CLI
+ * parses arguments, prints, and picks exit statuses; everything else is
+ * the testbed's (testbed.h) and the workloads' (workload.h).
  */
 #ifndef TV_CLI_CLI_H
 #define TV_CLI_CLI_H
@@ -8,8 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "runner.h"
-#include "scenario.h"
+#include <tensorverbs/testbed.h>
 
 /* Exit statuses of every subcommand. */
 enum {
@@ -23,18 +24,27 @@ int cli_bench(int argc, char **argv, const char *argv0);
 int cli_replay(int argc, char **argv, const char *argv0);
 int cli_show(int argc, char **argv, const char *argv0);
 int cli_faults(int argc, char **argv, const char *argv0);
-
-/* The built-in demo scenario, as JSON text. */
-extern const char cli_demo_scenario[];
+int cli_swarm(int argc, char **argv, const char *argv0);
+int cli_shrink(int argc, char **argv, const char *argv0);
 
 /* w as one shell word: quoted only when the shell would split it. */
 void cli_put_shell_word(FILE *out, const char *w);
 
 /* Strict unsigned parse of a command-line number; -EINVAL if bad. */
 int cli_parse_u64(const char *s, uint64_t *v_p);
-/* Human-readable bytes ("4.0 KiB") and nanoseconds ("12.3 us"). */
-void cli_fmt_bytes(double bytes, char *buf, size_t cap);
-void cli_fmt_ns(double ns, char *buf, size_t cap);
-void cli_fmt_rate(double per_sec, char *buf, size_t cap);
+
+/*
+ * TV_BREAK from the environment (tests of the test tools only): NULL when
+ * unset or empty, else a name some workload knows.  -EINVAL: printed as
+ * "tensorverbs CMD: bad TV_BREAK 'x' (known: ...)".
+ */
+int cli_breakage_from_env(const char *cmd, const char **name_p);
+
+/*
+ * A --faults option (text) extends the scenario's plan, its rules winning
+ * per point; errors are printed as "tensorverbs CMD: ...".  NULL: nothing.
+ */
+int cli_apply_faults(struct tv_tb_scenario *sc, const char *text,
+		     const char *cmd);
 
 #endif /* TV_CLI_CLI_H */

@@ -10,7 +10,6 @@
 #include <tensorverbs/faults.h>
 
 #include "cli.h"
-#include "plan.h"
 
 static const char faults_usage[] =
 	"usage: tensorverbs faults\n"
@@ -38,7 +37,7 @@ int cli_faults(int argc, char **argv, const char *argv0)
 	printf("%-*s  %-13s  %s\n", (int)width, "POINT", "RUN MUST", "WHAT FIRES");
 	for (size_t i = 0; i < n; i++) {
 		printf("%-*s  %-13s  %s", (int)width, pts[i].name,
-		       plan_point_unrecoverable(pts[i].name) ? "may fail" :
+		       tv_tb_point_may_fail(pts[i].name) ? "may fail" :
 							       "recover",
 		       pts[i].description);
 		if (pts[i].arg)

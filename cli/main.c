@@ -13,7 +13,6 @@
 #include "cli.h"
 #include "devices.h"
 #include "serve.h"
-#include "swarm.h"
 
 #ifndef TV_VERSION
 #define TV_VERSION "unknown"
@@ -25,13 +24,13 @@ static const char usage_text[] =
 	"commands:\n"
 	"  run [SCENARIO.json] [--seed N] [--quiet] [--print-hash]\n"
 	"      [--trace FILE] [--verbose]\n"
-	"        run a scenario on the simulator and check every invariant;\n"
-	"        without a file, run the built-in demo\n"
+	"        run a scenario (any workload) on the simulator and check\n"
+	"        every invariant; without a file, run the built-in demo\n"
 	"  replay TRACE.jsonl\n"
 	"        run a trace's scenario again and compare every event\n"
 	"  show TRACE.jsonl [--svg OUT.svg] [--chrome OUT.json]\n"
 	"        draw a trace: sequence diagram, Chrome/Perfetto trace\n"
-	"  bench sim [--seconds S] [--seed N]\n"
+	"  bench sim [--seconds S] [--seed N] [--workload W]\n"
 	"        simulator throughput benchmark (events/s, transfers/s)\n"
 	"  bench rxe [--sizes LIST] [--addr0 A:P --addr1 A:P] (in the rxe VM)\n"
 	"        engine fetch bandwidth and latency between two RDMA devices\n"
@@ -63,55 +62,6 @@ static void usage(FILE *out)
 	fputs(usage_text, out);
 }
 
-int cli_parse_u64(const char *s, uint64_t *v_p)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || !*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end != '\0')
-		return -EINVAL;
-	*v_p = v;
-	return 0;
-}
-
-void cli_fmt_bytes(double bytes, char *buf, size_t cap)
-{
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	size_t u = 0;
-
-	while (bytes >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		bytes /= 1024;
-		u++;
-	}
-	snprintf(buf, cap, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
-}
-
-void cli_fmt_ns(double ns, char *buf, size_t cap)
-{
-	if (ns >= 1e9)
-		snprintf(buf, cap, "%.3f s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, cap, "%.3f ms", ns / 1e6);
-	else if (ns >= 1e3)
-		snprintf(buf, cap, "%.3f us", ns / 1e3);
-	else
-		snprintf(buf, cap, "%.0f ns", ns);
-}
-
-void cli_fmt_rate(double per_sec, char *buf, size_t cap)
-{
-	if (per_sec >= 1e6)
-		snprintf(buf, cap, "%.2f M", per_sec / 1e6);
-	else if (per_sec >= 1e3)
-		snprintf(buf, cap, "%.1f k", per_sec / 1e3);
-	else
-		snprintf(buf, cap, "%.1f ", per_sec);
-}
-
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
@@ -139,8 +89,6 @@ int main(int argc, char **argv)
 	/* One node program: every node fetches and answers (rdma_run.h). */
 	if (!strcmp(cmd, "serve") || !strcmp(cmd, "fetch"))
 		return cli_serve(argc - 1, argv + 1, argv[0]);
-	if (!strcmp(cmd, "bench") && argc > 2 && !strcmp(argv[2], "rxe"))
-		return cli_bench_rxe(argc - 2, argv + 2, argv[0]);
 	if (!strcmp(cmd, "bench"))
 		return cli_bench(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "replay"))

@@ -1,0 +1,383 @@
+/*
+ * tensorverbs — the workload interface: how a protocol plugs into the
+ * testbed (testbed.h).
+ *
+ * A workload is a const ops table, like the verbs facade: its scenario
+ * keys and their parser, what it sets up on every node and schedules in
+ * virtual time, its own invariants and expectations, its summary lines,
+ * its swarm generator and shrink edits, the trace events it records and
+ * how they are drawn, and its runs on real verbs.  The testbed owns
+ * everything else: the simulated world and its devices (wrapped by the
+ * fault layer), the scenario core, node crashes and late nodes, the
+ * generic invariants, traces, replay, swarms, shrinking and drawings.
+ * docs/testbed.md, "Adding a workload", walks through one.
+ *
+ * Optional ops may be NULL; the testbed then does without (no summary
+ * lines, no swarm seeds of this workload ...).
+ */
+#ifndef TENSORVERBS_WORKLOAD_H
+#define TENSORVERBS_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include <tensorverbs/sim.h>
+#include <tensorverbs/testbed.h>
+#include <tensorverbs/vf.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- strict JSON, with the path of what is rejected ------------------- */
+
+#define TV_JU_PATH_MAX 256
+
+/*
+ * Every accessor names the JSON path of what it rejects, so a scenario
+ * author reads "$.steps[2].sends[0].shape[1]: must be an integer >= 0".
+ * The first error wins; each returns 0 or -EINVAL (-ENOMEM).
+ */
+struct tv_ju {
+	char *err;        /* TV_TB_ERR_MAX bytes */
+	size_t err_len;
+};
+
+__attribute__((format(printf, 3, 4)))
+int tv_ju_fail(struct tv_ju *jc, const char *path, const char *fmt, ...);
+/* Child paths: "$.a" + "b" -> "$.a.b"; "$.a" + 3 -> "$.a[3]". */
+void tv_ju_path_key(char out[TV_JU_PATH_MAX], const char *path,
+		    const char *key);
+void tv_ju_path_idx(char out[TV_JU_PATH_MAX], const char *path, size_t idx);
+/* A key of obj not in the NULL-terminated list allowed is refused. */
+int tv_ju_check_keys(struct tv_ju *jc, const char *path, json_t *obj,
+		     const char *const *allowed);
+/* An integer in [0, max]; integral reals (1e9) are accepted too. */
+int tv_ju_uint(struct tv_ju *jc, const char *path, json_t *v, uint64_t max,
+	       uint64_t *v_p);
+/* Optional member: *v_p = def when absent. */
+int tv_ju_get_uint(struct tv_ju *jc, const char *path, json_t *obj,
+		   const char *key, uint64_t def, uint64_t max, uint64_t *v_p);
+int tv_ju_need_uint(struct tv_ju *jc, const char *path, json_t *obj,
+		    const char *key, uint64_t max, uint64_t *v_p);
+int tv_ju_get_bool(struct tv_ju *jc, const char *path, json_t *obj,
+		   const char *key, bool def, bool *v_p);
+/* A string without NUL bytes; *s_p is a new copy, or NULL when absent. */
+int tv_ju_get_str(struct tv_ju *jc, const char *path, json_t *obj,
+		  const char *key, bool required, char **s_p);
+int tv_ju_need_object(struct tv_ju *jc, const char *path, json_t *v);
+int tv_ju_need_array(struct tv_ju *jc, const char *path, json_t *v);
+/* A value N (exactly) or {"min": A, "max": B}, either optional. */
+int tv_ju_range(struct tv_ju *jc, const char *path, json_t *v,
+		uint64_t *min_p, uint64_t *max_p);
+/* Grow *arr (of elem-sized items) so that n + 1 fit. */
+int tv_ju_grow(void **arr, size_t n, size_t *cap, size_t elem);
+
+/* ---- what a workload's parser may ask of the scenario core ------------- */
+
+/* When node starts (late_nodes; 0: at set-up). */
+uint64_t tv_tb_scenario_start_ns(const struct tv_tb_scenario *sc,
+				 uint32_t node);
+bool tv_tb_scenario_allow_errors(const struct tv_tb_scenario *sc);
+/* The workload's parsed part (what its parse op returned). */
+const void *tv_tb_scenario_wl(const struct tv_tb_scenario *sc);
+/* The parser says when its last operation is scheduled (default deadline). */
+void tv_tb_scenario_note_time(struct tv_tb_scenario *sc, uint64_t at_ns);
+void tv_tb_scenario_set_ops(struct tv_tb_scenario *sc, uint64_t ops);
+
+/* ---- what a workload may do during a run -------------------------------- */
+
+enum tv_tb_node_state {
+	TV_TB_NODE_UP = 0,
+	TV_TB_NODE_DOWN,             /* crashed; its restart is scheduled */
+	TV_TB_NODE_DEAD,             /* its restart failed: gone for good */
+};
+
+#define TV_TB_NO_NODE UINT32_MAX
+
+struct tv_sim *tv_tb_run_sim(const struct tv_tb_run *run);
+/* The workload's state (what its setup op made). */
+void *tv_tb_run_wl(const struct tv_tb_run *run);
+bool tv_tb_run_verbose(const struct tv_tb_run *run);
+/* The TV_BREAK name the run has (tests of the tools only), or NULL. */
+const char *tv_tb_run_breakage(const struct tv_tb_run *run);
+/*
+ * Node n's device: the simulator's, wrapped by the fault layer when the
+ * scenario injects faults.  The same device every time (a restarted node
+ * gets the wrapper its first engine had).
+ */
+int tv_tb_run_device(struct tv_tb_run *run, uint32_t node,
+		     struct tv_vf_device **dev_p);
+/*
+ * fn(arg) at virtual time at_ns, in node's event stream.  fn says whose
+ * code runs with tv_tb_run_enter()/tv_tb_run_leave(): fault firings and
+ * trace events are attributed to that node.
+ */
+int tv_tb_run_schedule(struct tv_tb_run *run, uint64_t at_ns, uint32_t node,
+		       void (*fn)(void *arg), void *arg);
+/* Whose code runs now: set (returns the previous one) and restore. */
+uint32_t tv_tb_run_enter(struct tv_tb_run *run, uint32_t node);
+void tv_tb_run_leave(struct tv_tb_run *run, uint32_t prev);
+uint32_t tv_tb_run_actor(const struct tv_tb_run *run);
+/*
+ * Before each scenario operation of a node (the actor): the node/crash
+ * point.  True when the node is down (it crashed now or before): the
+ * operation is skipped, counted and traced, never started.
+ */
+bool tv_tb_run_gate(struct tv_tb_run *run, uint32_t node, const char *op,
+		    uint64_t step_id, const char *name);
+enum tv_tb_node_state tv_tb_run_node_state(const struct tv_tb_run *run,
+					   uint32_t node);
+/* Both nodes have started (late_nodes) by now. */
+bool tv_tb_run_pair_due(const struct tv_tb_run *run, uint32_t a, uint32_t b);
+/* Is the run tearing down (what completes now was cancelled by it)? */
+bool tv_tb_run_tearing_down(const struct tv_tb_run *run);
+/*
+ * The workload refused an operation (err): under an injected allocation or
+ * registration failure that is the engine doing its job (counted);
+ * otherwise a failure of the run.
+ */
+void tv_tb_run_refused(struct tv_tb_run *run, const char *what, int err);
+/* The result as it is being made: the workload fills its own fields. */
+struct tv_tb_result *tv_tb_run_result_mut(struct tv_tb_run *run);
+
+/* Faults: the scenario has a plan; firings so far (all, unrecoverable). */
+bool tv_tb_run_faulty(const struct tv_tb_run *run);
+uint64_t tv_tb_run_fires(const struct tv_tb_run *run);
+uint64_t tv_tb_run_unrecoverable_fires(const struct tv_tb_run *run);
+uint64_t tv_tb_run_point_fires(const struct tv_tb_run *run, const char *point);
+
+/*
+ * Trace lines of the workload's events (docs/trace.md).  line_new gives
+ * {"i", "t", "src": ops->event_src, "kind": kind}, or NULL when the run
+ * records nothing; the workload adds its keys, then emits it (consumed).
+ * An address is written as its distance from the first address the trace
+ * saw in the same (node, rkey): heap addresses differ from run to run.
+ */
+json_t *tv_tb_trace_line_new(struct tv_tb_run *run, const char *kind);
+json_t *tv_tb_trace_addr(struct tv_tb_run *run, uint32_t mem_node,
+			 uint32_t rkey, uint64_t addr);
+void tv_tb_trace_emit(struct tv_tb_run *run, json_t *line);
+/* JSON of an unsigned 64-bit value (a "0x" string above INT64_MAX). */
+json_t *tv_tb_json_u64(uint64_t v);
+/* A C string; bytes that are not UTF-8 become \xNN text.  NULL: null. */
+json_t *tv_tb_json_str(const char *s);
+/* A node number, or null for TV_TB_NO_NODE. */
+json_t *tv_tb_json_node(uint32_t node);
+
+/* ---- shrinking ------------------------------------------------------------ */
+
+/*
+ * One kind of edit at place i of a candidate scenario (JSON, changed in
+ * place): 0 changed; -EAGAIN nothing to change at i (try i + 1); -ENOENT
+ * no place i or beyond.  cur: how the scenario as it is now ran.
+ */
+struct tv_tb_shrink_state {
+	uint64_t ops;
+	uint64_t fires[TV_TB_MAX_POINTS];
+	uint64_t first_hit[TV_TB_MAX_POINTS];
+	uint64_t last_hit[TV_TB_MAX_POINTS];
+};
+
+struct tv_tb_shrink_edit {
+	const char *what;
+	int (*fn)(json_t *sc, size_t i, const struct tv_tb_shrink_state *cur);
+};
+
+/* The edits of fault plans every workload's table can include. */
+extern const struct tv_tb_shrink_edit tv_tb_edit_pin_faults;
+extern const struct tv_tb_shrink_edit tv_tb_edit_drop_fault;
+extern const struct tv_tb_shrink_edit tv_tb_edit_lower_fault;
+extern const struct tv_tb_shrink_edit tv_tb_edit_aim_earlier;
+/* The plan's one rule if it fires once at a counted hit ("nth"), or NULL. */
+json_t *tv_tb_plan_one_shot_rule(json_t *sc);
+
+/* ---- swarm ---------------------------------------------------------------- */
+
+/* Uniform in [0, 1); log-uniform in [lo, hi] (small as likely as large). */
+double tv_tb_gen_unit(struct tv_prng *p);
+uint64_t tv_tb_gen_log_uniform(struct tv_prng *p, uint64_t lo, uint64_t hi);
+/*
+ * Appends "faults" to root: a fault mix drawn from p (each eligible kind
+ * on or off, then its rate), as every workload's generator does.
+ * span_ns: the virtual time the workload spans (rule windows lie in it).
+ */
+int tv_tb_swarm_gen_faults(struct tv_prng *p, json_t *root, uint32_t without,
+			   uint64_t span_ns);
+
+/* ---- drawings --------------------------------------------------------------- */
+
+#define TV_TB_SHOW_NAME_MAX 64
+#define TV_TB_SHOW_NONE UINT32_MAX
+
+enum tv_tb_show_src {
+	TV_TB_SHOW_SIM,
+	TV_TB_SHOW_WORKLOAD,         /* the workload's own events */
+	TV_TB_SHOW_OTHER,            /* faults, node life, unknown sources */
+};
+
+/* One trace line, as the drawings read it. */
+struct tv_tb_show_event {
+	uint64_t i;                  /* index in the trace */
+	uint64_t t;                  /* virtual time, ns */
+	enum tv_tb_show_src src;
+	char kind[24];
+	uint32_t node;
+	uint32_t peer;               /* TV_TB_SHOW_NONE if none */
+	uint32_t qpn;
+	char op[24];                 /* sim: opcode name */
+	char status[24];             /* sim: WC status; workload: its code */
+	char state[8];               /* sim QP_STATE: the new state */
+	bool has_imm;
+	uint32_t imm;
+	uint64_t wr_id;
+	uint64_t len;
+	char name[TV_TB_SHOW_NAME_MAX]; /* cut with "..." */
+	/* Filled by the workload's show_parse: what its events carry. */
+	char tag[24];                /* rendezvous: the message type */
+	bool has_idx;
+	uint32_t idx;
+	uint64_t step;
+};
+
+/* Is status (a WC status or a code name) an error? */
+bool tv_tb_show_is_error(const char *status);
+
+enum tv_tb_mark_kind {
+	TV_TB_MARK_NONE = 0,
+	TV_TB_MARK_LABEL,            /* labels the node's latest unlabelled post */
+	TV_TB_MARK_NOTE,             /* a note on the node's lane */
+};
+
+/* What the SVG makes of one workload event. */
+struct tv_tb_svg_mark {
+	enum tv_tb_mark_kind kind;
+	int style;                   /* index into draw->styles; -1: error red */
+	double width;                /* arrow: line width (0: default) */
+	bool quiet;                  /* arrow label only drawn if it was lost */
+	char text[192];
+};
+
+/* A colour of the workload's legend, as "#rrggbb", and what it means. */
+struct tv_tb_draw_style {
+	const char *color;
+	const char *what;
+};
+
+struct tv_tb_chrome;
+/* Chrome trace events, for a workload's chrome_event op. */
+void tv_tb_chrome_instant(struct tv_tb_chrome *c,
+			  const struct tv_tb_show_event *e, int tid,
+			  const char *cat, const char *name, bool bad);
+/* An async slice keyed by (node, peer, key): begin once, end once. */
+void tv_tb_chrome_async_begin(struct tv_tb_chrome *c,
+			      const struct tv_tb_show_event *e, int tid,
+			      uint64_t key, const char *name);
+void tv_tb_chrome_async_end(struct tv_tb_chrome *c,
+			    const struct tv_tb_show_event *e, uint64_t key);
+
+struct tv_tb_draw {
+	const struct tv_tb_draw_style *styles; /* the legend */
+	size_t nstyles;
+	void (*svg_event)(const struct tv_tb_show_event *e,
+			  struct tv_tb_svg_mark *m);
+	/* Chrome: threads 1..n of each node's process (index 0 unused). */
+	const char *const *threads;
+	size_t nthreads;
+	int verbs_tid;               /* where QP states and errors go */
+	/* Is a simulator post or delivery a data write (flow, its name)? */
+	bool (*chrome_flow)(const struct tv_tb_show_event *e, char *name,
+			    size_t cap, int *tid_post, int *tid_deliver);
+	void (*chrome_event)(struct tv_tb_chrome *c,
+			     const struct tv_tb_show_event *e);
+};
+
+/* ---- real verbs: one scenario node per process ----------------------------- */
+
+struct tv_tb_hw_ops;
+
+/* ---- benchmarks -------------------------------------------------------------- */
+
+struct tv_tb_bench {
+	const char *name;            /* `tensorverbs bench NAME` */
+	const char *about;
+	/* argv[0] is NAME; returns the exit status. */
+	int (*main)(int argc, char **argv, const char *argv0);
+};
+
+/* ---- the ops table ------------------------------------------------------------- */
+
+/* Which lines tv_tb_run_print_summary() asks for. */
+enum tv_tb_summary_part {
+	TV_TB_SUMMARY_MAIN,          /* after "seed": world, transfers ... */
+	TV_TB_SUMMARY_FAULTS,        /* after "faults": how it recovered */
+};
+
+struct tv_tb_workload_ops {
+	const char *name;            /* the scenario's "workload" */
+	const char *about;           /* one line, for listings */
+	const char *unit;            /* an operation, plural: "transfers" */
+	const char *last_op;         /* what ends its time: "recv" */
+
+	/* -- the scenario: its keys (NULL-terminated) and their parser -- */
+	const char *const *keys;
+	const char *const *hw_keys;  /* of keys, those real verbs can run */
+	int (*parse)(struct tv_ju *jc, json_t *root, struct tv_tb_scenario *sc,
+		     void **wl_p);
+	void (*scenario_free)(void *wl);
+
+	/* -- a run on the simulator -- */
+	/* Nodes, connections, operations scheduled; *state_p for the rest. */
+	int (*setup)(struct tv_tb_run *run, void **state_p);
+	void (*progress)(struct tv_tb_run *run, void *st, uint32_t node);
+	/* Its checks of a simulator event (after the testbed's own). */
+	void (*sim_event)(struct tv_tb_run *run, void *st,
+			  const struct tv_sim_event *ev);
+	void (*fault_fired)(struct tv_tb_run *run, void *st, const char *point,
+			    uint64_t hit);
+	/* node/crash: node's state dies with it; a restart; a lost node. */
+	void (*node_crash)(struct tv_tb_run *run, void *st, uint32_t node);
+	int (*node_restart)(struct tv_tb_run *run, void *st, uint32_t node);
+	void (*node_lost)(struct tv_tb_run *run, void *st, uint32_t node);
+	/* After the run: before and after the fault expectations. */
+	void (*check)(struct tv_tb_run *run, void *st);
+	void (*check_end)(struct tv_tb_run *run, void *st);
+	/* Its nodes go; the simulator is still there (leaks are counted). */
+	void (*teardown)(struct tv_tb_run *run, void *st);
+	void (*state_free)(void *st);
+	void (*summary)(const struct tv_tb_run *run, const void *st,
+			enum tv_tb_summary_part part, FILE *out);
+
+	/* -- deliberately broken variants (TV_BREAK), NULL-terminated -- */
+	const char *const *breakages;
+
+	/* -- swarm and shrink -- */
+	int (*generate)(uint64_t seed, uint32_t without, json_t **sc_p);
+	const struct tv_tb_shrink_edit *const *edits;
+	size_t nedits;
+	/* "12 transfers, 3 steps" of a candidate (the ops count is known). */
+	void (*describe)(json_t *sc, uint64_t ops, char *buf, size_t cap);
+
+	/* -- traces and drawings -- */
+	const char *event_src;       /* "src" of its trace lines */
+	void (*show_parse)(json_t *line, struct tv_tb_show_event *e);
+	const struct tv_tb_draw *draw;
+
+	/* -- built-ins -- */
+	const char *demo;            /* a scenario, for `run` without a file */
+	int (*bench_scenario)(json_t **sc_p); /* for `bench sim` */
+	const struct tv_tb_bench *benches;
+	size_t nbenches;
+
+	/* -- real verbs (NULL: simulator only) -- */
+	const struct tv_tb_hw_ops *hw;
+};
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TENSORVERBS_WORKLOAD_H */

@@ -1,0 +1,203 @@
+/*
+ * This file is private to tensorverbs' testbed: what its files share.
+ * The scenario core (scenario.c), the run on the simulator (run.c, with
+ * its faults in run_faults.c and node crashes in run_crash.c), the
+ * generic invariants (check.c), the trace recorder (trace.c), and the
+ * helpers of swarm, shrink and show.  Workloads see none of this: they
+ * get workload.h.
+ */
+#ifndef TV_TESTBED_TB_INT_H
+#define TV_TESTBED_TB_INT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include <tensorverbs/faults.h>
+#include <tensorverbs/testbed.h>
+#include <tensorverbs/workload.h>
+
+#define TB_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- scenario.c ----------------------------------------------------------- */
+
+struct tb_link_override {
+	uint32_t from;
+	uint32_t to;
+	struct tv_sim_link link;
+};
+
+/* expect_faults: the point fired min..max times. */
+struct tb_fault_expect {
+	char *point;
+	uint64_t min;
+	uint64_t max;
+};
+
+struct tv_tb_scenario {
+	const struct tv_tb_workload_ops *ops;
+	void *wl;                  /* the workload's parsed part */
+	json_t *json;              /* what it was parsed from (a reference) */
+	char *name;
+	char *origin;              /* file path, or a label for built-ins */
+	uint64_t seed;
+	uint32_t nodes;
+	struct tv_sim_link link;
+	struct tb_link_override *links;
+	size_t nlinks;
+	/* simulator */
+	uint64_t jitter_ns_max;
+	uint64_t deadline_ns;      /* virtual time limit of the run */
+	uint64_t max_events;
+	/* what counts as a failure */
+	bool allow_error_completions;
+	/* the fault plan, a JSON array (docs/faults.md), or NULL: none */
+	json_t *faults;
+	struct tb_fault_expect *fault_expects;
+	size_t nfault_expects;
+	/* [nodes]: when a node starts (late_nodes; 0: at set-up) */
+	uint64_t *start_ns;
+	uint64_t nops;             /* the workload's operations */
+	uint64_t last_at_ns;       /* the latest operation's time */
+};
+
+/* Keys of the scenario core, on the simulator and on real verbs. */
+extern const char *const tb_core_keys[];
+extern const char *const tb_core_hw_keys[];
+
+/* ---- failures.c ------------------------------------------------------------ */
+
+__attribute__((format(printf, 3, 4)))
+void tb_failures_add(struct tv_tb_failures *f, enum tv_tb_fail_kind kind,
+		     const char *fmt, ...);
+void tb_failures_vadd(struct tv_tb_failures *f, enum tv_tb_fail_kind kind,
+		      const char *fmt, va_list ap);
+void tb_failures_free(struct tv_tb_failures *f);
+
+/* ---- plan.c ---------------------------------------------------------------- */
+
+/* Rules of over replace base's rules for the same point; others append. */
+int tb_plan_merge(json_t *base, json_t *over);
+/* An injector seeded with seed, every rule of plan armed. */
+int tb_plan_injector(json_t *plan, uint64_t seed, struct tv_flt **flt_p,
+		     char *err, size_t err_bytes);
+/* The rule for point, or NULL. */
+json_t *tb_plan_rule(json_t *plan, const char *point);
+/* Bit i set: point i of tv_flt_points() has a rule in the plan. */
+uint32_t tb_plan_mask(json_t *plan);
+
+/* ---- trace.c: the recorder ------------------------------------------------- */
+
+#define TB_TRACE_FORMAT 1
+#define TB_TRACE_ERR_MAX 1024
+
+/* Gets each event line; ev is borrowed.  Returns 0 or a negative errno. */
+typedef int (*tb_emit_fn)(void *ctx, json_t *ev);
+
+/* Where an rkey's addresses are measured from (see tv_tb_trace_addr). */
+struct tb_anchor {
+	uint64_t key;              /* (node + 1) << 32 | rkey; 0 = empty slot */
+	uint64_t base;             /* first raw address seen under the key */
+};
+
+/*
+ * One recorder turns events into JSON lines and hands each to an emit
+ * function: a trace file writes it, replay compares it, swarm and shrink
+ * count it.  All use the very same encoding.
+ */
+struct tb_rec {
+	tb_emit_fn emit;
+	void *emit_ctx;
+	struct tv_sim *sim;        /* virtual time of events; may be NULL */
+	const char *wl_src;        /* the workload's "src" */
+	uint64_t count;            /* event lines emitted */
+	int err;                   /* first error (sticky); lines stop after it */
+	struct tb_anchor *anchors;
+	size_t anchors_cap;
+	size_t anchors_used;
+};
+
+void tb_rec_init(struct tb_rec *t, tb_emit_fn emit, void *ctx);
+void tb_rec_fini(struct tb_rec *t);
+void tb_rec_sim_event(struct tb_rec *t, const struct tv_sim_event *ev);
+/* A fault fired: hit is the point's hit number, node who ran (or none). */
+void tb_rec_fault_event(struct tb_rec *t, const char *point, uint64_t hit,
+			uint32_t node);
+/* A node's life: CRASH, RESTART, RESTART_FAILED, or SKIP of an operation. */
+void tb_rec_node_event(struct tb_rec *t, const char *kind, uint32_t node,
+		       const char *op, uint64_t step_id, const char *name);
+/* A new line {"i", "t", "src", "kind"} (NULL when out of memory). */
+json_t *tb_rec_line(struct tb_rec *t, const char *src, const char *kind);
+void tb_rec_emit(struct tb_rec *t, json_t *obj);
+json_t *tb_rec_addr(struct tb_rec *t, uint32_t mem_node, uint32_t rkey,
+		    uint64_t addr);
+
+/* Header and summary lines; scenario and plan (NULL: none) are borrowed. */
+int tb_trace_header_new(uint64_t seed, json_t *scenario,
+			const char *scenario_file, json_t *plan,
+			const char *breakage, json_t **hdr_p);
+int tb_trace_summary_new(const struct tb_rec *t, const struct tv_tb_run *run,
+			 json_t **sum_p);
+/* One compact line, newline-terminated. */
+int tb_trace_write_line(FILE *f, json_t *obj);
+
+/* What a header says, validated; json fields are borrowed from hdr. */
+struct tb_trace_header {
+	uint64_t seed;
+	json_t *scenario;
+	const char *scenario_file; /* NULL for a built-in scenario */
+	json_t *plan;              /* a JSON array, or JSON null: no faults */
+	const char *build_id;
+	const char *breakage;      /* TV_BREAK the run had, or NULL */
+};
+
+int tb_trace_header_parse(json_t *hdr, struct tb_trace_header *h_p,
+			  char err[TB_TRACE_ERR_MAX]);
+
+struct tb_trace_reader {
+	FILE *f;
+	const char *path;
+	char *buf;
+	size_t cap;
+	uint64_t line;             /* 1-based number of the last line read */
+};
+
+int tb_trace_reader_open(const char *path, struct tb_trace_reader *r_p);
+void tb_trace_reader_close(struct tb_trace_reader *r);
+/* 0, -ENODATA at the end of the file, -EINVAL (err says why) or -errno. */
+int tb_trace_reader_next(struct tb_trace_reader *r, json_t **obj_p,
+			 char err[TB_TRACE_ERR_MAX]);
+bool tb_trace_is_event(json_t *obj);
+bool tb_trace_is_summary(json_t *obj);
+/* The trace's first line, parsed; *hdr_p is kept for h's borrowed parts. */
+int tb_trace_read_header(struct tb_trace_reader *rd, json_t **hdr_p,
+			 struct tb_trace_header *h_p,
+			 char err[TB_TRACE_ERR_MAX]);
+/* The recorder of a trace file (for tv_tb_run). */
+struct tb_rec *tb_trace_rec(struct tv_tb_trace *trace);
+
+/* ---- run.c ------------------------------------------------------------------ */
+
+/* A run with a recorder of the caller's (replay, counting), or none. */
+int tb_run(const struct tv_tb_scenario *sc, const struct tv_tb_run_opts *opts,
+	   struct tb_rec *rec, struct tv_tb_run **run_p);
+uint64_t tb_wall_ns(void);
+/* A scenario from JSON, run with seed, the outcome kept (swarm, shrink). */
+struct tb_outcome {
+	bool invalid;              /* the JSON was not a valid scenario */
+	size_t failures;
+	uint32_t kinds;            /* bit (1 << kind) */
+	enum tv_tb_fail_kind first;
+	char first_msg[512];
+	uint64_t ops;
+	uint64_t trace_events;     /* lines a trace would have (count_events) */
+	struct tv_tb_result res;
+};
+
+int tb_run_json(json_t *root, uint64_t seed, const char *breakage,
+		bool count_events, struct tb_outcome *out_p);
+
+#endif /* TV_TESTBED_TB_INT_H */

@@ -1,0 +1,369 @@
+/*
+ * The runner's receives: start each at its virtual time, check what its
+ * done callback got against what the sender published, and after the run
+ * the outcome rule: a receive may fail only for a cause that allows it.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fill.h"
+#include "rv_run.h"
+
+#define RECV_FMT "step %" PRIu64 ": node %u recv '%s' from node %u"
+#define RECV_ARGS(rv) (rv)->step_id, (rv)->node, (rv)->name, (rv)->from
+
+static void shape_str(const struct tv_shape *s, char *buf, size_t cap)
+{
+	size_t used = 0;
+
+	used += (size_t)snprintf(buf, cap, "[");
+	for (uint32_t i = 0; i < s->rank && used < cap; i++)
+		used += (size_t)snprintf(buf + used, cap - used, "%s%" PRId64,
+					 i ? "," : "", s->dims[i]);
+	if (used < cap)
+		snprintf(buf + used, cap - used, "]");
+}
+
+/*
+ * kind: TV_TB_FK_DATA against what the sender published (the data invariant),
+ * TV_TB_FK_EXPECT against what the scenario says.
+ */
+static bool check_meta(struct runner *r, const struct sc_recv *rv,
+		       enum tv_dtype dtype, const struct tv_shape *shape,
+		       bool dead, struct tv_tensor *t, const char *what,
+		       enum tv_tb_fail_kind kind)
+{
+	char a[128], b[128];
+
+	if (tv_tensor_dtype(t) != dtype) {
+		tv_tb_fail(r->run, kind, RECV_FMT ": dtype %s, %s %s",
+			     RECV_ARGS(rv), tv_dtype_name(tv_tensor_dtype(t)),
+			     what, tv_dtype_name(dtype));
+		return false;
+	}
+	if (tv_tensor_is_dead(t) != dead) {
+		tv_tb_fail(r->run, kind, RECV_FMT ": is_dead %d, %s %d",
+			     RECV_ARGS(rv), tv_tensor_is_dead(t), what, dead);
+		return false;
+	}
+	if (shape && !dead && !tv_shape_equal(tv_tensor_shape(t), shape)) {
+		shape_str(tv_tensor_shape(t), a, sizeof(a));
+		shape_str(shape, b, sizeof(b));
+		tv_tb_fail(r->run, kind, RECV_FMT ": shape %s, %s %s",
+			     RECV_ARGS(rv), a, what, b);
+		return false;
+	}
+	return true;
+}
+
+static void check_expect_strings(struct runner *r, const struct sc_recv *rv,
+				 struct tv_tensor *t)
+{
+	const struct sc_expect *ex = &rv->expect;
+
+	if (tv_tensor_num_elements(t) != ex->nstrings) {
+		tv_tb_fail(r->run, TV_TB_FK_EXPECT,
+			     RECV_FMT ": %" PRIu64 " strings, expected %zu",
+			     RECV_ARGS(rv), tv_tensor_num_elements(t),
+			     ex->nstrings);
+		return;
+	}
+	for (size_t i = 0; i < ex->nstrings; i++) {
+		const void *bytes;
+		size_t len;
+
+		if (tv_tensor_get_string(t, i, &bytes, &len) ||
+		    len != ex->strings[i].len ||
+		    memcmp(bytes, ex->strings[i].data, len) != 0) {
+			tv_tb_fail(r->run, TV_TB_FK_EXPECT,
+				     RECV_FMT ": string element %zu differs from the expected \"%s\"",
+				     RECV_ARGS(rv), i, ex->strings[i].data);
+			return;
+		}
+	}
+}
+
+/* The scenario's own checks, on top of "equal to what was published". */
+static void check_expect_extra(struct runner *r, const struct sc_recv *rv,
+			       struct tv_tensor *t, uint64_t digest)
+{
+	const struct sc_expect *ex = &rv->expect;
+	uint64_t want;
+
+	if ((ex->has_dtype || ex->has_dead || ex->has_shape) &&
+	    !check_meta(r, rv, ex->has_dtype ? ex->dtype : tv_tensor_dtype(t),
+			ex->has_shape ? &ex->shape : NULL,
+			ex->has_dead ? ex->dead : tv_tensor_is_dead(t), t,
+			"expected", TV_TB_FK_EXPECT))
+		return;
+	if (ex->strings)
+		check_expect_strings(r, rv, t);
+	if (!ex->has_fill)
+		return;
+	if (fill_expected_digest(tv_tensor_dtype(t), tv_tensor_num_elements(t),
+				 ex->fill.pattern,
+				 fill_seed(r->seed, &ex->fill,
+					   rv->step_id, rv->name),
+				 &want) == 0 && want != digest)
+		tv_tb_fail(r->run, TV_TB_FK_EXPECT,
+			     RECV_FMT ": data differs from the expected fill (digest 0x%016" PRIx64 ", expected 0x%016" PRIx64 ")",
+			     RECV_ARGS(rv), digest, want);
+}
+
+/* Data intact: the tensor is exactly what this step's send published. */
+static void verify_tensor(struct runner *r, const struct sc_recv *rv,
+			  struct tv_tensor *t)
+{
+	const struct pub *pub = &r->sends[rv->send_index].pub;
+	uint64_t digest;
+
+	if (!pub->done || pub->is_error) {
+		tv_tb_fail(r->run, TV_TB_FK_DATA,
+			     RECV_FMT ": got a tensor, but the sender %s",
+			     RECV_ARGS(rv), pub->done ?
+			     "published an error" : "has not published yet");
+		return;
+	}
+	if (!check_meta(r, rv, pub->dtype, &pub->shape, pub->dead, t,
+			"the sender published", TV_TB_FK_DATA))
+		return;
+	/* Strings live in host memory, as TensorFlow's DT_STRING does. */
+	if (!pub->dead && pub->dtype != TV_DT_STRING &&
+	    tv_tensor_placement(t) != rv->place) {
+		tv_tb_fail(r->run, TV_TB_FK_DATA,
+			     RECV_FMT ": placement %s, asked for %s",
+			     RECV_ARGS(rv),
+			     tv_tensor_placement(t) ? "device" : "host",
+			     rv->place ? "device" : "host");
+		return;
+	}
+	if (fill_digest_tensor(t, &digest)) {
+		tv_tb_fail(r->run, TV_TB_FK_DATA, RECV_FMT ": cannot read the data",
+			     RECV_ARGS(rv));
+		return;
+	}
+	if (digest != pub->digest) {
+		tv_tb_fail(r->run, TV_TB_FK_DATA,
+			     RECV_FMT ": data corrupted (digest 0x%016" PRIx64 ", published 0x%016" PRIx64 ")",
+			     RECV_ARGS(rv), digest, pub->digest);
+		return;
+	}
+	tv_tb_run_result_mut(r->run)->bytes += fill_payload_bytes(t);
+	check_expect_extra(r, rv, t, digest);
+}
+
+static void check_error(struct runner *r, const struct sc_recv *rv,
+			const struct tv_status *st)
+{
+	const struct sc_expect *ex = &rv->expect;
+
+	if (ex->kind == SC_EXPECT_ANY)
+		return;
+	if (ex->kind != SC_EXPECT_ERROR) {
+		tv_tb_fail(r->run, TV_TB_FK_EXPECT,
+			     RECV_FMT ": expected ok, got %s: %s",
+			     RECV_ARGS(rv), tv_code_name(st->code),
+			     st->message);
+		return;
+	}
+	if (st->code != ex->code)
+		tv_tb_fail(r->run, TV_TB_FK_EXPECT,
+			     RECV_FMT ": expected %s, got %s: %s",
+			     RECV_ARGS(rv), tv_code_name(ex->code),
+			     tv_code_name(st->code), st->message);
+	else if (ex->message && !strstr(st->message, ex->message))
+		tv_tb_fail(r->run, TV_TB_FK_EXPECT,
+			     RECV_FMT ": message \"%s\" does not contain \"%s\"",
+			     RECV_ARGS(rv), st->message, ex->message);
+}
+
+static void on_first_call(struct recv_slot *rs, const struct sc_recv *rv,
+			  const struct tv_status *st, struct tv_tensor *t)
+{
+	struct runner *r = rs->r;
+
+	rs->code = st->code;
+	rs->errors_at_done =
+		r->chk.chan_errors[rv->node * r->sc->nodes + rv->from];
+	if (st->code != TV_OK) {
+		tv_tb_run_result_mut(r->run)->ops_failed++;
+		/* Kept for the outcome rule, checked after the run. */
+		rs->message = strdup(st->message);
+		if (t)
+			tv_tb_fail(r->run, TV_TB_FK_CALLBACK,
+				     RECV_FMT ": error status with a tensor",
+				     RECV_ARGS(rv));
+		check_error(r, rv, st);
+	} else if (!t) {
+		tv_tb_fail(r->run, TV_TB_FK_CALLBACK,
+			     RECV_FMT ": OK status without a tensor",
+			     RECV_ARGS(rv));
+	} else if (rv->expect.kind == SC_EXPECT_ERROR) {
+		tv_tb_fail(r->run, TV_TB_FK_EXPECT,
+			     RECV_FMT ": expected %s, got a tensor",
+			     RECV_ARGS(rv), tv_code_name(rv->expect.code));
+	} else {
+		tv_tb_run_result_mut(r->run)->ops_ok++;
+		verify_tensor(r, rv, t);
+	}
+}
+
+static void recv_done(void *arg, const struct tv_status *st,
+		      struct tv_tensor *t)
+{
+	struct recv_slot *rs = arg;
+	struct runner *r = rs->r;
+	const struct sc_recv *rv = &r->sc->recvs[rs->idx];
+
+	if (++rs->calls == 1 && tv_tb_run_tearing_down(r->run)) {
+		/* Reported as "never completed" already; this is the cancel. */
+	} else if (rs->calls > 1) {
+		tv_tb_fail(r->run, TV_TB_FK_CALLBACK,
+			     "invariant: " RECV_FMT ": done callback ran %u times (status %s)",
+			     RECV_ARGS(rv), rs->calls, tv_code_name(st->code));
+	} else {
+		/*
+		 * The workload's own end: the clock runs on past it to the
+		 * last event queued (an ACK timeout nothing cancels).
+		 */
+		tv_tb_run_result_mut(r->run)->last_op_ns =
+			tv_tb_run_now_ns(r->run);
+		on_first_call(rs, rv, st, t);
+	}
+	if (t)
+		tv_tensor_unref(t);
+}
+
+void runner_recv_cb(void *arg)
+{
+	struct recv_slot *rs = arg;
+	struct runner *r = rs->r;
+	const struct sc_recv *rv = &r->sc->recvs[rs->idx];
+	uint32_t prev = tv_tb_run_enter(r->run, rv->node);
+	struct tv_channel *ch;
+	char what[TV_NAME_MAX + 96];
+	int rc;
+
+	/* Its node is down: no receive, no callback to wait for. */
+	if (tv_tb_run_gate(r->run, rv->node, "recv", rv->step_id, rv->name)) {
+		rs->skipped = true;
+		goto out;
+	}
+	ch = tv_engine_channel(r->nodes[rv->node].engine, rv->from);
+	if (!ch) {
+		tv_tb_fail(r->run, TV_TB_FK_RUNNER, RECV_FMT ": no channel",
+			     RECV_ARGS(rv));
+		goto out;
+	}
+	rs->started = true;
+	rs->errors_at_start =
+		r->chk.chan_errors[rv->node * r->sc->nodes + rv->from];
+	rc = tv_engine_recv_async(r->nodes[rv->node].engine, ch, rv->step_id,
+				  rv->name, rv->place, recv_done, rs);
+	if (rc) {
+		/* Refused: the callback will not run, and must not. */
+		rs->refused = true;
+		snprintf(what, sizeof(what), RECV_FMT ": tv_engine_recv_async",
+			 RECV_ARGS(rv));
+		tv_tb_run_refused(r->run, what, rc);
+	}
+out:
+	tv_tb_run_leave(r->run, prev);
+}
+
+/*
+ * Every failure that caught the request may have used one retry: after
+ * max_retries + 1 of them on its channel, the engine may have given up.
+ */
+static bool retries_exhausted(const struct runner *r,
+			      const struct recv_slot *rs)
+{
+	return r->faulty &&
+	       rs->errors_at_done - rs->errors_at_start >=
+		       (uint64_t)r->max_retries + 1;
+}
+
+/*
+ * The tensor could not be had in time: the sender published it, or the
+ * channel to it connected (a late node), too close to the receive's
+ * deadline for a round trip (the engine's own bound for one: the ACK
+ * timeout) or after it.
+ */
+static bool too_late(const struct runner *r, const struct recv_slot *rs,
+		     const struct sc_recv *rv)
+{
+	const struct sc_send *s = &r->sc->sends[rv->send_index];
+	uint64_t avail = s->at_ns;
+
+	if (rs->code != TV_DEADLINE_EXCEEDED || !r->recv_timeout_ns)
+		return false;
+	if (r->sc->start_ns[rv->node] > avail)
+		avail = r->sc->start_ns[rv->node];
+	if (r->sc->start_ns[rv->from] > avail)
+		avail = r->sc->start_ns[rv->from];
+	return avail + r->ack_timeout_ns >= rv->at_ns + r->recv_timeout_ns;
+}
+
+/* May a receive that failed with (code, msg) have failed? */
+static void check_outcome(struct runner *r, const struct recv_slot *rs,
+			  const struct sc_recv *rv)
+{
+	const struct sc_send *s = &r->sc->sends[rv->send_index];
+	const struct pub *pub = &r->sends[rv->send_index].pub;
+	const char *msg = rs->message ? rs->message : "";
+
+	if (tv_tb_run_unrecoverable_fires(r->run) ||
+	    retries_exhausted(r, rs) ||
+	    pub->refused || too_late(r, rs, rv))
+		return;
+	if (pub->done && pub->is_error) {
+		if (rs->code != s->err_code ||
+		    strcmp(msg, s->err_msg ? s->err_msg : ""))
+			tv_tb_fail(r->run, TV_TB_FK_OUTCOME,
+				     "invariant: " RECV_FMT ": got %s \"%s\", the sender published %s \"%s\"",
+				     RECV_ARGS(rv), tv_code_name(rs->code), msg,
+				     tv_code_name(s->err_code),
+				     s->err_msg ? s->err_msg : "");
+		return;
+	}
+	if (tv_tb_run_fires(r->run))
+		tv_tb_fail(r->run, TV_TB_FK_OUTCOME,
+			     "invariant: " RECV_FMT ": recoverable fault not recovered: failed with %s \"%s\" (%" PRIu64 " faults fired, none unrecoverable; %" PRIu64 " channel failures during the receive, max_retries %u)",
+			     RECV_ARGS(rv), tv_code_name(rs->code), msg,
+			     tv_tb_run_fires(r->run),
+			     rs->errors_at_done - rs->errors_at_start,
+			     r->max_retries);
+	else
+		tv_tb_fail(r->run, TV_TB_FK_OUTCOME,
+			     "invariant: " RECV_FMT ": failed with %s \"%s\" although the sender published a tensor and no fault fired",
+			     RECV_ARGS(rv), tv_code_name(rs->code), msg);
+}
+
+void runner_check_recvs(struct runner *r)
+{
+	size_t missing = 0;
+
+	for (size_t i = 0; i < r->sc->nrecvs; i++) {
+		const struct sc_recv *rv = &r->sc->recvs[i];
+		const struct recv_slot *rs = &r->recvs[i];
+
+		if (rs->refused || rs->skipped)
+			continue;
+		if (rs->calls == 0) {
+			if (missing++ < 10)
+				tv_tb_fail(r->run, TV_TB_FK_HANG,
+					     "invariant: " RECV_FMT ": never completed (done callback not run at quiescence%s)",
+					     RECV_ARGS(rv), rs->crashed ?
+					     "; its node crashed and tv_engine_destroy did not cancel it" : "");
+			continue;
+		}
+		if (rs->code != TV_OK)
+			check_outcome(r, rs, rv);
+	}
+	if (missing > 10)
+		tv_tb_fail(r->run, TV_TB_FK_HANG,
+			     "invariant: %zu recvs never completed", missing);
+}
