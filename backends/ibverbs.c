@@ -425,6 +425,31 @@ void tv_ibv_free_all(struct tv_ibv_device_info *infos, size_t count)
 	free(infos);
 }
 
+int tv_ibv_config_check_env(char *msg, size_t msg_cap,
+			    struct tv_ibv_config *env_p)
+{
+	struct tv_ibv_device_info *infos = NULL;
+	struct tv_ibv_config env, res;
+	size_t count = 0, idx;
+	int ret;
+
+	ret = tv_ibv_config_from_env(msg, msg_cap, &env);
+	if (ret)
+		return ret;
+	ret = tv_ibv_query_all(&infos, &count);
+	if (ret) {
+		snprintf(msg, msg_cap, "cannot list RDMA devices: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	ret = tv_ibv_config_resolve(&env, infos, count, msg, msg_cap, &res,
+				    &idx);
+	tv_ibv_free_all(infos, count);
+	if (!ret)
+		*env_p = env;
+	return ret;
+}
+
 /* ---- device ops ------------------------------------------------------- */
 
 static int ibb_query_device(struct tv_vf_device *vdev,

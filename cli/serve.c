@@ -1,24 +1,15 @@
 /*
- * tensorverbs serve: one scenario node as its own process on an RDMA
- * device, connected to the others with rdma_cm (rdma_run.h says how the
- * scenario's order is kept across processes).
+ * `tensorverbs serve`: one scenario node as its own process on an RDMA
+ * device, connected to the others with rdma_cm (testbed.h, tv_tb_serve;
+ * docs/rxe-runs.md).  Here: the options.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-#include <xxhash.h>
-
 #include "cli.h"
-#include "rdma_node.h"
-#include "rdma_run.h"
-#include "plan.h"
-#include "rdma_faults.h"
 #include "serve.h"
-
-#define SERVE_EXIT_SKIP 77 /* as automake and ctest count a skipped test */
 
 static const char serve_usage[] =
 	"usage: tensorverbs serve SCENARIO.json --node K --addr ADDR:PORT\n"
@@ -53,71 +44,10 @@ static const char serve_usage[] =
 	"scenario or RDMA_* configuration, 77 the scenario cannot run on\n"
 	"hardware (the reason is printed)\n";
 
-/* Faults: only points with a hardware equivalent (rdma_faults.h). */
-static int hw_faults_ok(json_t *plan, char *why, size_t cap)
-{
-	json_t *rule;
-	size_t i;
-
-	json_array_foreach(plan, i, rule) {
-		const char *point = json_string_value(
-			json_object_get(rule, "point"));
-
-		if (point && !rr_fault_point_on_hw(point)) {
-			snprintf(why, cap, "fault point '%s' exists only in "
-				 "the simulator", point);
-			return 0;
-		}
-	}
-	return 1;
-}
-
-/*
- * What a scenario may use on hardware.  Timing models, jitter, simulator
- * fault points: simulator only, so such a scenario is skipped, saying why.
- */
-static int hw_applicable(const struct scenario *sc, json_t *root,
-			 char *why, size_t cap)
-{
-	static const char *const ok_keys[] = {
-		"name", "description", "seed", "nodes", "link", "sim",
-		"engine", "step_interval_ns", "steps", "expect_stats",
-		"faults", "expect_faults", NULL,
-	};
-	const char *key;
-	json_t *v;
-
-	json_object_foreach(root, key, v) {
-		const char *const *k;
-
-		for (k = ok_keys; *k && strcmp(*k, key); k++)
-			;
-		if (!*k) {
-			snprintf(why, cap, "key '%s' is simulator-only (no "
-				 "hardware equivalent)", key);
-			return 0;
-		}
-	}
-	if (sc->link.latency_ns != 2000 ||
-	    sc->link.bytes_per_sec != (uint64_t)12.5e9) {
-		snprintf(why, cap, "it models link latency/bandwidth "
-			 "(link: simulator-only timing)");
-		return 0;
-	}
-	if (sc->jitter_ns_max) {
-		snprintf(why, cap, "sim.jitter_ns_max is simulator-only");
-		return 0;
-	}
-	return hw_faults_ok(sc->faults, why, cap);
-}
-
 struct serve_args {
-	const char *path;
-	const char *faults_text;   /* --faults */
-	struct rr_opts o;
+	struct tv_tb_serve_opts o;
 	const char *addr_text;
 	bool have_node;
-	bool have_seed;
 };
 
 static int parse_peer(struct serve_args *a, const char *text)
@@ -125,7 +55,7 @@ static int parse_peer(struct serve_args *a, const char *text)
 	struct sockaddr_storage ss;
 	uint32_t j;
 
-	if (rnode_parse_peer(text, &j, &ss) || j >= RR_MAX_NODES)
+	if (tv_tb_parse_peer(text, &j, &ss))
 		return -EINVAL;
 	a->o.addrs[j] = ss;
 	a->o.have_addr[j] = true;
@@ -182,7 +112,7 @@ static int parse_opt(struct serve_args *a, int argc, char **argv, int *i)
 	}
 	(*i)++;
 	if (!strcmp(opt, "--node")) {
-		ret = parse_num(opt, v, RR_MAX_NODES - 1, &x);
+		ret = parse_num(opt, v, TV_TB_MAX_NODES - 1, &x);
 		a->o.node = (uint32_t)x;
 		a->have_node = true;
 	} else if (!strcmp(opt, "--addr") || !strcmp(opt, "--listen")) {
@@ -195,7 +125,7 @@ static int parse_opt(struct serve_args *a, int argc, char **argv, int *i)
 		ret = v ? parse_cluster(a, v) : -EINVAL;
 	} else if (!strcmp(opt, "--seed")) {
 		ret = parse_num(opt, v, UINT64_MAX, &a->o.seed);
-		a->have_seed = true;
+		a->o.has_seed = true;
 	} else if (!strcmp(opt, "--timeout")) {
 		ret = parse_num(opt, v, 86400, &x);
 		a->o.timeout_s = (uint32_t)x;
@@ -208,10 +138,10 @@ static int parse_opt(struct serve_args *a, int argc, char **argv, int *i)
 	} else if (!strcmp(opt, "--ack-timeout-ms")) {
 		ret = parse_num(opt, v, 3600000, &a->o.ack_timeout_ms);
 	} else if (!strcmp(opt, "--faults-node")) {
-		ret = parse_num(opt, v, RR_MAX_NODES - 1, &x);
+		ret = parse_num(opt, v, TV_TB_MAX_NODES - 1, &x);
 		a->o.faults_node = (int64_t)x;
 	} else if (!strcmp(opt, "--faults")) {
-		a->faults_text = v;
+		a->o.faults = v;
 		ret = v ? 0 : -EINVAL;
 	} else if (!strcmp(opt, "--inject-disconnect")) {
 		ret = parse_num(opt, v, UINT64_MAX, &a->o.inject_disconnect_step);
@@ -230,23 +160,21 @@ static int parse_args(struct serve_args *a, int argc, char **argv)
 	char text[600];
 
 	memset(a, 0, sizeof(*a));
-	a->o.timeout_s = 120;
-	a->o.reconnect = true;
-	a->o.faults_node = -1;
+	tv_tb_serve_opts_init(&a->o);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(serve_usage, stdout);
 			return 1;
 		}
 		if (argv[i][0] != '-') {
-			if (a->path)
+			if (a->o.scenario_path)
 				return -EINVAL;
-			a->path = argv[i];
+			a->o.scenario_path = argv[i];
 		} else if (parse_opt(a, argc, argv, &i)) {
 			return -EINVAL;
 		}
 	}
-	if (!a->path || !a->have_node) {
+	if (!a->o.scenario_path || !a->have_node) {
 		fprintf(stderr, "tensorverbs serve: need SCENARIO.json and "
 			"--node K\n");
 		return -EINVAL;
@@ -262,84 +190,22 @@ static int parse_args(struct serve_args *a, int argc, char **argv)
 	return 0;
 }
 
-/* Every node's address known; node ids inside the scenario. */
-static int check_addrs(const struct serve_args *a, const struct scenario *sc)
-{
-	if (a->o.node >= sc->nodes) {
-		fprintf(stderr, "tensorverbs serve: --node %u, but the scenario "
-			"has %u nodes\n", a->o.node, sc->nodes);
-		return -EINVAL;
-	}
-	for (uint32_t j = 0; j < sc->nodes; j++) {
-		if (a->o.have_addr[j])
-			continue;
-		fprintf(stderr, "tensorverbs serve: no address for node %u "
-			"(%s)\n", j, j == a->o.node ? "--addr ADDR:PORT" :
-			"--peer J=ADDR:PORT or --cluster");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static uint64_t fingerprint(const char *path, uint64_t seed)
-{
-	json_t *root = json_load_file(path, JSON_ALLOW_NUL, NULL);
-	char *text = root ? json_dumps(root, JSON_SORT_KEYS | JSON_COMPACT) :
-			    NULL;
-	uint64_t fp = text ? XXH64(text, strlen(text), seed) : seed;
-
-	free(text);
-	json_decref(root);
-	return fp;
-}
-
-/* 0: go on; else the exit status (skip, usage). */
-static int load(struct serve_args *a, struct scenario **sc_p)
-{
-	char err[SC_ERR_MAX], why[256];
-	json_t *root;
-	int ok;
-
-	if (scenario_load_file(a->path, sc_p, err)) {
-		fprintf(stderr, "tensorverbs serve: invalid scenario %s: %s\n",
-			a->path, err);
-		return CLI_EXIT_USAGE;
-	}
-	if (plan_apply_option(*sc_p, a->faults_text, "serve"))
-		return CLI_EXIT_USAGE;
-	root = json_load_file(a->path, JSON_ALLOW_NUL, NULL);
-	snprintf(why, sizeof(why), "cannot read it as JSON");
-	ok = root && hw_applicable(*sc_p, root, why, sizeof(why));
-	json_decref(root);
-	if (!ok) {
-		printf("SKIP: %s: %s\n", (*sc_p)->name, why);
-		return SERVE_EXIT_SKIP;
-	}
-	if (check_addrs(a, *sc_p))
-		return CLI_EXIT_USAGE;
-	if (!a->have_seed)
-		a->o.seed = (*sc_p)->seed;
-	a->o.faults = (*sc_p)->faults;
-	a->o.fingerprint = fingerprint(a->path, a->o.seed);
-	return 0;
-}
-
 int cli_serve(int argc, char **argv, const char *argv0)
 {
-	struct serve_args a;
-	struct scenario *sc = NULL;
+	struct serve_args *a = calloc(1, sizeof(*a));
 	int ret;
 
 	(void)argv0;
-	ret = parse_args(&a, argc, argv);
+	if (!a)
+		return CLI_EXIT_FAIL;
+	ret = parse_args(a, argc, argv);
 	if (ret) {
 		if (ret < 0)
 			fputs(serve_usage, stderr);
+		free(a);
 		return ret > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
-	ret = load(&a, &sc);
-	if (!ret)
-		ret = rr_run(sc, &a.o);
-	scenario_free(sc);
+	ret = tv_tb_serve(&a->o);
+	free(a);
 	return ret;
 }

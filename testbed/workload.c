@@ -42,6 +42,11 @@ const struct tv_tb_workload_ops *tv_tb_workload_find(const char *name)
 	return NULL;
 }
 
+const char *tv_tb_workload_name(const struct tv_tb_workload_ops *ops)
+{
+	return ops->name;
+}
+
 const struct tv_tb_workload_ops *tv_tb_workload_default(void)
 {
 	load_builtins();

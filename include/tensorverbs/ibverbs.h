@@ -140,6 +140,15 @@ int tv_ibv_config_resolve(const struct tv_ibv_config *cfg,
 			  char *msg, size_t msg_cap,
 			  struct tv_ibv_config *out_p, size_t *dev_index_p);
 
+/*
+ * The RDMA_* variables of this process, parsed and checked against the
+ * machine's devices (tv_ibv_config_from_env, then tv_ibv_config_resolve):
+ * a bad value or a device that is not there is refused with msg naming
+ * the variable.  *env_p is the configuration as the environment gave it.
+ */
+int tv_ibv_config_check_env(char *msg, size_t msg_cap,
+			    struct tv_ibv_config *env_p);
+
 /* ---- the backend ------------------------------------------------------ */
 
 /*

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #include <jansson.h>
 
@@ -384,11 +385,57 @@ int tv_tb_shrink(const char *in, const char *out,
 		 struct tv_tb_shrink_report *rep_p, char *err,
 		 size_t err_bytes);
 
+/* ---- real verbs: one scenario node per process ------------------------------ */
+
+#define TV_TB_MAX_NODES 256
+
+/*
+ * `tensorverbs serve`: node `node` of a scenario as this process, on the
+ * RDMA device that holds its address (rdma_cm finds it; RDMA_DEVICE and
+ * the other RDMA_* variables apply).  Every node of the scenario is one
+ * such process, each given every node's address; node 0 also runs the
+ * step coordinator (TCP, on its own address and port number).
+ */
+struct tv_tb_serve_opts {
+	const char *scenario_path;
+	uint32_t node;
+	struct sockaddr_storage addrs[TV_TB_MAX_NODES];
+	bool have_addr[TV_TB_MAX_NODES];
+	bool has_seed;
+	uint64_t seed;               /* else the scenario's */
+	uint32_t timeout_s;          /* the whole run */
+	uint32_t connect_attempts;   /* 0: the connection manager's default */
+	uint32_t retry_delay_ms;
+	bool reconnect;              /* failed connections are made again */
+	uint64_t ack_timeout_ms;     /* 0: the scenario's, else the engine's */
+	uint64_t inject_disconnect_step; /* tests: drop connections then */
+	const char *faults;          /* --faults text, added to the plan */
+	int64_t faults_node;         /* only that node arms it; < 0: all */
+	bool fiu_ctrl;               /* libfiu's remote control (fiu-ctrl) */
+	bool verbose;
+};
+
+/* Exit statuses of tv_tb_serve (as automake and ctest count a skip). */
+enum {
+	TV_TB_SERVE_PASS = 0,
+	TV_TB_SERVE_FAIL = 1,
+	TV_TB_SERVE_USAGE = 2,       /* bad scenario, options or RDMA_* */
+	TV_TB_SERVE_SKIP = 77,       /* the scenario cannot run on hardware */
+};
+
+void tv_tb_serve_opts_init(struct tv_tb_serve_opts *o);
+/* Runs this process's node; prints its verdict; returns an exit status. */
+int tv_tb_serve(const struct tv_tb_serve_opts *o);
+/* "J=ADDR:PORT" (ADDR an IPv4 or IPv6 address); -EINVAL if malformed. */
+int tv_tb_parse_peer(const char *text, uint32_t *node_p,
+		     struct sockaddr_storage *addr_p);
+
 /* ---- workloads ----------------------------------------------------------- */
 
 /* Every workload this build knows, the built-in ones first. */
 const struct tv_tb_workload_ops *const *tv_tb_workloads(size_t *n_p);
 const struct tv_tb_workload_ops *tv_tb_workload_find(const char *name);
+const char *tv_tb_workload_name(const struct tv_tb_workload_ops *ops);
 /* What a scenario without a "workload" key runs: "rendezvous". */
 const struct tv_tb_workload_ops *tv_tb_workload_default(void);
 /*

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <poll.h>
 
 #include <jansson.h>
 
@@ -298,7 +299,94 @@ struct tv_tb_draw {
 
 /* ---- real verbs: one scenario node per process ----------------------------- */
 
-struct tv_tb_hw_ops;
+/*
+ * One node of a scenario as a process on an RDMA device (tv_tb_serve).
+ * Virtual times do not exist on hardware; their order does: every
+ * distinct time point of the scenario is a barrier across the processes
+ * (a small TCP star around node 0), and a node settles (its own work
+ * acknowledged) before it enters one.  The testbed owns the options, the
+ * RDMA_* configuration's check, the fault injector, the loop, the
+ * barriers, the deadline, the end (every node's statistics gathered on
+ * node 0) and the verdict; the workload owns its device, connections and
+ * engine, and what it does at each time point.
+ */
+struct tv_tb_hw;
+
+struct tv_flt;
+
+struct tv_tb_hw_ops {
+	/*
+	 * Device, connection manager, engine.  -EINVAL / -ENODEV: the
+	 * configuration is refused (msg names the variable or the address).
+	 */
+	int (*open)(struct tv_tb_hw *hw, void **st_p, char *msg, size_t cap);
+	/* 0, or a negative errno for what it left behind (a leak). */
+	int (*close)(struct tv_tb_hw *hw, void *st);
+	void (*state_free)(void *st);
+	/* Every connection up (tv_tb_hw_step until then); 0 or -errno. */
+	int (*connect)(struct tv_tb_hw *hw, void *st);
+	/* Work done now: items handled, or a negative errno. */
+	int (*progress)(struct tv_tb_hw *hw, void *st);
+	/* Nothing to do: sleep until until_ns or an event (extra fds too). */
+	void (*sleep)(struct tv_tb_hw *hw, void *st, uint64_t until_ns,
+		      struct pollfd *extra, unsigned nextra);
+	/* The scenario's distinct operation times, sorted (malloc'd). */
+	int (*times)(struct tv_tb_hw *hw, void *st, uint64_t **times_p,
+		     size_t *n_p);
+	/* This node's operations at time t, then settle; 0 or -errno. */
+	int (*time_point)(struct tv_tb_hw *hw, void *st, uint64_t t);
+	/* Wait until this node's own work is done; 0 or -errno. */
+	int (*finish)(struct tv_tb_hw *hw, void *st);
+	/* Done: a peer going away is expected from now on. */
+	void (*quiesce)(struct tv_tb_hw *hw, void *st);
+	/* What each node reports at the end, nstats uint64s. */
+	size_t nstats;
+	void (*stats)(struct tv_tb_hw *hw, void *st, uint64_t *v);
+	/* Its checks at the end; all[n]: node n's stats (node 0), else NULL. */
+	void (*check_end)(struct tv_tb_hw *hw, void *st,
+			  const uint64_t *const *all);
+	/* The middle of the verdict line: "3/3 recvs done (...)". */
+	void (*summary)(struct tv_tb_hw *hw, void *st, FILE *out);
+};
+
+const struct tv_tb_serve_opts *tv_tb_hw_opts(const struct tv_tb_hw *hw);
+const struct tv_tb_scenario *tv_tb_hw_scenario(const struct tv_tb_hw *hw);
+uint32_t tv_tb_hw_node(const struct tv_tb_hw *hw);
+uint64_t tv_tb_hw_seed(const struct tv_tb_hw *hw);
+/* The injector to wrap the device with, or NULL: no faults here. */
+struct tv_flt *tv_tb_hw_flt(const struct tv_tb_hw *hw);
+/* Channel failures are part of the run (faults, an injected disconnect). */
+bool tv_tb_hw_recovering(const struct tv_tb_hw *hw);
+/* Done (finish returned): disconnects are expected. */
+bool tv_tb_hw_ending(const struct tv_tb_hw *hw);
+/* The node name the device has, for the verdict line. */
+void tv_tb_hw_set_device_name(struct tv_tb_hw *hw, const char *name);
+__attribute__((format(printf, 3, 4)))
+void tv_tb_hw_fail(struct tv_tb_hw *hw, enum tv_tb_fail_kind kind,
+		   const char *fmt, ...);
+/* --verbose: "[node K  1.234 s] ..." on stdout. */
+__attribute__((format(printf, 2, 3)))
+void tv_tb_hw_log(struct tv_tb_hw *hw, const char *fmt, ...);
+/*
+ * One turn of the loop: the workload's progress, the coordinator's, and
+ * a sleep when neither had work.  0, or -EIO when progress failed
+ * (reported).  Callers waiting on something of their own check
+ * tv_tb_hw_expired() and tv_tb_hw_aborted() between turns.
+ */
+int tv_tb_hw_step(struct tv_tb_hw *hw);
+/* The run's deadline passed (-ETIMEDOUT is theirs to report). */
+bool tv_tb_hw_expired(const struct tv_tb_hw *hw);
+/* Another node gave up: why, or NULL. */
+const char *tv_tb_hw_aborted(const struct tv_tb_hw *hw);
+/*
+ * Turn the loop until cond(ctx, arg) holds: 0; or the deadline passed,
+ * another node gave up, progress failed (reported as a hang or runner
+ * failure naming what): a negative errno.
+ */
+int tv_tb_hw_wait(struct tv_tb_hw *hw, bool (*cond)(void *ctx, uint64_t arg),
+		  void *ctx, uint64_t arg, const char *what);
+/* Every node enters the barrier; 0 when all did, else as tv_tb_hw_wait. */
+int tv_tb_hw_barrier(struct tv_tb_hw *hw, const char *what);
 
 /* ---- benchmarks -------------------------------------------------------------- */
 

@@ -11,6 +11,14 @@
 
 #include "rv_run.h"
 #include "rv_workload.h"
+#ifdef TV_RV_HW
+#include "rv_hw.h"
+
+static const struct tv_tb_bench benches[] = {
+	{ "rxe", "the engine's fetch bandwidth and latency between two RDMA devices",
+	  rv_bench_rxe_main },
+};
+#endif
 
 static const char *const keys[] = {
 	"engine", "step_interval_ns", "steps", "expect_stats", NULL
@@ -112,4 +120,9 @@ const struct tv_tb_workload_ops tv_rendezvous_workload = {
 	.draw = &rv_draw,
 	.demo = rv_demo_scenario,
 	.bench_scenario = rv_bench_scenario,
+#ifdef TV_RV_HW
+	.benches = benches,
+	.nbenches = sizeof(benches) / sizeof(benches[0]),
+	.hw = &rv_hw_ops,
+#endif
 };

@@ -1,6 +1,6 @@
 /* bench rxe --floor: bare verbs, the engine's pattern (bench_floor.c). */
-#ifndef TV_CLI_BENCH_FLOOR_H
-#define TV_CLI_BENCH_FLOOR_H
+#ifndef TV_RV_BENCH_FLOOR_H
+#define TV_RV_BENCH_FLOOR_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,37 +1,14 @@
-/* One scenario node on an RDMA device: RDMA_* env, rdma_cm, engine. */
+/* A rendezvous engine on an RDMA device: RDMA_* env, rdma_cm, engine. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdma_node.h"
-
-#ifdef TV_HAVE_RDMACM
 #include <tensorverbs/cm.h>
 #include <tensorverbs/faults.h>
 #include <tensorverbs/ibverbs.h>
 
-/* RDMA_* syntax, then against the machine: unknown device, bad MTU ... */
-static int env_config(char *msg, size_t cap, struct tv_ibv_config *env_p)
-{
-	struct tv_ibv_device_info *infos = NULL;
-	struct tv_ibv_config res;
-	size_t count = 0, idx;
-	int ret;
-
-	ret = tv_ibv_config_from_env(msg, cap, env_p);
-	if (ret)
-		return ret;
-	ret = tv_ibv_query_all(&infos, &count);
-	if (ret) {
-		snprintf(msg, cap, "cannot list RDMA devices: %s",
-			 strerror(-ret));
-		return ret;
-	}
-	ret = tv_ibv_config_resolve(env_p, infos, count, msg, cap, &res, &idx);
-	tv_ibv_free_all(infos, count);
-	return ret;
-}
+#include "rv_hw.h"
 
 static int open_engine(struct rnode *n, const struct rnode_opts *o, char *msg,
 		       size_t cap)
@@ -76,7 +53,7 @@ int rnode_open(struct rnode *n, const struct rnode_opts *o, char *msg,
 
 	memset(n, 0, sizeof(*n));
 	n->id = o->id;
-	ret = env_config(msg, cap, &env);
+	ret = tv_ibv_config_check_env(msg, cap, &env);
 	if (ret)
 		return ret;
 	tv_cm_config_default(&cc);
@@ -132,45 +109,4 @@ int rnode_close(struct rnode *n)
 	tv_cm_destroy(n->cm);
 	memset(n, 0, sizeof(*n));
 	return ret;
-}
-
-#else /* !TV_HAVE_RDMACM */
-
-int rnode_open(struct rnode *n, const struct rnode_opts *o, char *msg,
-	       size_t cap)
-{
-	(void)o;
-	memset(n, 0, sizeof(*n));
-	snprintf(msg, cap, "built without librdmacm/libibverbs (install "
-		 "librdmacm-dev and libibverbs-dev, then rebuild)");
-	return -ENOSYS;
-}
-
-int rnode_close(struct rnode *n)
-{
-	memset(n, 0, sizeof(*n));
-	return 0;
-}
-
-#endif
-
-int rnode_parse_peer(const char *text, uint32_t *node_p,
-		     struct sockaddr_storage *addr_p)
-{
-	char *end;
-	unsigned long v;
-
-	if (!text || text[0] < '0' || text[0] > '9')
-		return -EINVAL;
-	v = strtoul(text, &end, 10);
-	if (*end != '=' || v > 255)
-		return -EINVAL;
-#ifdef TV_HAVE_RDMACM
-	if (tv_cm_parse_addr(end + 1, addr_p))
-		return -EINVAL;
-#else
-	(void)addr_p;
-#endif
-	*node_p = (uint32_t)v;
-	return 0;
 }

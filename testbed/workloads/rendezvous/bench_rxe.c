@@ -23,13 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "rdma_node.h"
-#include "serve.h"
+#include <tensorverbs/testbed.h>
+
 #include "bench_floor.h"
+#include "rv_hw.h"
 #include "wire.h" /* TV_MSG_*: the index of msgs_recv[] */
 
-#ifdef TV_HAVE_RDMACM
 #include <tensorverbs/cm.h>
 
 #define BR_MAX_SIZES 16
@@ -538,7 +537,7 @@ static int parse_sizes(struct br_opts *o, const char *list)
 	     tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
 
-		if (o->nsizes == BR_MAX_SIZES || cli_parse_u64(tok, &v) ||
+		if (o->nsizes == BR_MAX_SIZES || tv_tb_parse_u64(tok, &v) ||
 		    v < 1 || v > (1ull << 30))
 			ret = -EINVAL;
 		else
@@ -598,7 +597,7 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 			continue;
 		if (!strcmp(a, "--sizes") && !parse_sizes(o, val))
 			continue;
-		if (!cli_parse_u64(val, &v) && v > 0 && v <= (1ull << 40)) {
+		if (!tv_tb_parse_u64(val, &v) && v > 0 && v <= (1ull << 40)) {
 			if (!strcmp(a, "--bytes")) {
 				o->bytes = v;
 				continue;
@@ -616,7 +615,7 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 				continue;
 			}
 		}
-		if (!strcmp(a, "--max-inline") && !cli_parse_u64(val, &v) &&
+		if (!strcmp(a, "--max-inline") && !tv_tb_parse_u64(val, &v) &&
 		    v <= 4096) {
 			o->max_inline = (uint32_t)v;
 			continue;
@@ -644,7 +643,7 @@ static void br_timed_out(int sig)
 
 	(void)sig;
 	(void)n;
-	_exit(CLI_EXIT_FAIL);
+	_exit(1);
 }
 
 /* A forked node goes when the process that forked it does. */
@@ -652,7 +651,7 @@ static void die_with(pid_t parent)
 {
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != parent) /* it went before prctl() */
-		_exit(CLI_EXIT_FAIL);
+		_exit(1);
 }
 
 static uint16_t *addr_port(struct sockaddr_storage *ss)
@@ -693,7 +692,7 @@ static int run_pair(int (*node)(const struct br_opts *o, uint32_t id),
 		br_node = 1;
 		alarm(o->timeout_s);
 		die_with(parent);
-		_exit(node(o, 1) ? CLI_EXIT_FAIL : CLI_EXIT_OK);
+		_exit(node(o, 1) ? 1 : 0);
 	}
 	ret = node(o, 0);
 	if (ret)
@@ -709,18 +708,18 @@ static int run_pair(int (*node)(const struct br_opts *o, uint32_t id),
 	return 0;
 }
 
-int cli_bench_rxe(int argc, char **argv, const char *argv0)
+int rv_bench_rxe_main(int argc, char **argv, const char *argv0)
 {
 	struct br_opts o;
 
 	(void)argv0;
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		fputs(bench_usage, stdout);
-		return CLI_EXIT_OK;
+		return 0;
 	}
 	if (parse_opts(&o, argc, argv)) {
 		fputs(bench_usage, stderr);
-		return CLI_EXIT_USAGE;
+		return 2;
 	}
 	if (o.want_breakdown) {
 		size_t len = sizeof(*o.bd) + (size_t)o.lat_iters * sizeof(o.bd->t[0]);
@@ -729,7 +728,7 @@ int cli_bench_rxe(int argc, char **argv, const char *argv0)
 			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		if (o.bd == MAP_FAILED) {
 			perror("bench rxe: mmap");
-			return CLI_EXIT_FAIL;
+			return 1;
 		}
 		/* bench_lat(): steps 10.. of the latency index are timed. */
 		o.bd->first_step = o.nsizes * BR_STEP_STRIDE + 10;
@@ -737,20 +736,6 @@ int cli_bench_rxe(int argc, char **argv, const char *argv0)
 	/* Node 0 fetches, node 1 publishes; then the floor, if asked. */
 	if (run_pair(run_node, &o, "the engine's run") ||
 	    (o.want_floor && run_pair(floor_node, &o, "--floor")))
-		return CLI_EXIT_FAIL;
-	return CLI_EXIT_OK;
+		return 1;
+	return 0;
 }
-
-#else /* !TV_HAVE_RDMACM */
-
-int cli_bench_rxe(int argc, char **argv, const char *argv0)
-{
-	(void)argc;
-	(void)argv;
-	(void)argv0;
-	fprintf(stderr, "tensorverbs bench rxe: built without librdmacm/"
-		"libibverbs (install librdmacm-dev and libibverbs-dev)\n");
-	return CLI_EXIT_FAIL;
-}
-
-#endif

@@ -18,7 +18,6 @@
 
 #include "bench_floor.h"
 
-#ifdef TV_HAVE_RDMACM
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
@@ -312,14 +311,3 @@ int bench_floor(const struct sockaddr *srv, const struct sockaddr *src,
 	free(rtt);
 	return ret;
 }
-
-#else
-
-int bench_floor(const struct sockaddr *srv, const struct sockaddr *src,
-		bool server, uint32_t iters, uint32_t bytes,
-		uint32_t max_inline_bytes)
-{
-	return -EOPNOTSUPP;
-}
-
-#endif

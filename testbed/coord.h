@@ -1,5 +1,5 @@
 /*
- * This file is private to the tensorverbs CLI: the step coordinator of
+ * This file is private to tensorverbs' testbed: the step coordinator of
  * `tensorverbs serve`.
  *
  * The processes of one scenario run on different hosts and clocks, so the
@@ -13,8 +13,8 @@
  *
  * Non-blocking: coord_poll() from the run's loop does all the I/O.
  */
-#ifndef TV_CLI_COORD_H
-#define TV_CLI_COORD_H
+#ifndef TV_TESTBED_COORD_H
+#define TV_TESTBED_COORD_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -79,4 +79,4 @@ int coord_send_stats(struct coord *c, const uint64_t *v);
 /* Node 0, after the final barrier: node n's statistics or NULL. */
 const uint64_t *coord_stats(const struct coord *c, uint32_t n);
 
-#endif /* TV_CLI_COORD_H */
+#endif /* TV_TESTBED_COORD_H */

@@ -1,13 +1,14 @@
 /*
- * This file is private to the tensorverbs CLI: one scenario node on a real
- * RDMA device, connected with rdma_cm (serve, bench rxe).
+ * This file is private to the rendezvous workload: a rendezvous engine on
+ * a real RDMA device, connected with rdma_cm (serve: hw.c; bench rxe).
  *
  * Opening goes env -> address -> device: the RDMA_* variables are parsed
  * and checked against the machine's devices, rdma_cm finds the device that
- * holds --addr, and the two must agree (RDMA_DEVICE may be left unset).
+ * holds the node's address, and the two must agree (RDMA_DEVICE may be
+ * left unset).
  */
-#ifndef TV_CLI_RDMA_NODE_H
-#define TV_CLI_RDMA_NODE_H
+#ifndef TV_RV_HW_H
+#define TV_RV_HW_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <sys/socket.h>
 
 #include <tensorverbs/engine.h>
+#include <tensorverbs/workload.h>
 
 struct tv_cm;
 struct tv_flt;
@@ -58,8 +60,8 @@ int rnode_open(struct rnode *n, const struct rnode_opts *o, char *msg,
 /* Close the CM, destroy the engine, close the device; 0 or the engine's. */
 int rnode_close(struct rnode *n);
 
-/* Parse "J=ADDR:PORT"; -EINVAL if malformed. */
-int rnode_parse_peer(const char *text, uint32_t *node_p,
-		     struct sockaddr_storage *addr_p);
+/* The workload's hw ops (workload.h) and its benchmark (bench_rxe.c). */
+extern const struct tv_tb_hw_ops rv_hw_ops;
+int rv_bench_rxe_main(int argc, char **argv, const char *argv0);
 
-#endif /* TV_CLI_RDMA_NODE_H */
+#endif /* TV_RV_HW_H */

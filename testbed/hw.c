@@ -1,0 +1,689 @@
+/*
+ * One scenario node as its own process on a real RDMA device
+ * (`tensorverbs serve`, workload.h "real verbs").  The testbed's part:
+ * the scenario and what of it real verbs can run, the RDMA_* variables
+ * checked against the machine, the fault injector (and libfiu's remote
+ * control), the step coordinator (coord.c), the loop, the time-point
+ * barriers, the deadline, every node's statistics on node 0, the fault
+ * expectations, and the verdict.  The workload's hw ops do the rest.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fiu.h>
+#include <fiu-control.h>
+#include <xxhash.h>
+
+#include <tensorverbs/cm.h>
+#include <tensorverbs/engine.h>
+#include <tensorverbs/ibverbs.h>
+
+#include "coord.h"
+#include "tb_int.h"
+
+#define HW_FAULT_SLOTS TV_TB_MAX_POINTS
+
+struct tv_tb_hw {
+	const struct tv_tb_serve_opts *o;
+	const struct tv_tb_scenario *sc;
+	const struct tv_tb_hw_ops *ops;
+	void *st;                  /* the workload's */
+	uint64_t seed;
+	uint64_t fingerprint;      /* of the scenario file and seed */
+	struct tv_flt *flt;        /* NULL: no plan and no remote control */
+	bool flt_active;
+	struct coord co;
+	bool co_ready;
+	struct tv_tb_failures fails;
+	uint64_t *times;           /* distinct operation times, sorted */
+	size_t ntimes;
+	uint64_t bar_seq;
+	uint64_t t0_ns;
+	uint64_t deadline_ns;
+	bool ending;
+	uint64_t fault_fires;
+	char dev_name[64];
+};
+
+/* ---- what workloads see --------------------------------------------------- */
+
+const struct tv_tb_serve_opts *tv_tb_hw_opts(const struct tv_tb_hw *hw)
+{
+	return hw->o;
+}
+
+const struct tv_tb_scenario *tv_tb_hw_scenario(const struct tv_tb_hw *hw)
+{
+	return hw->sc;
+}
+
+uint32_t tv_tb_hw_node(const struct tv_tb_hw *hw)
+{
+	return hw->o->node;
+}
+
+uint64_t tv_tb_hw_seed(const struct tv_tb_hw *hw)
+{
+	return hw->seed;
+}
+
+struct tv_flt *tv_tb_hw_flt(const struct tv_tb_hw *hw)
+{
+	return hw->flt;
+}
+
+bool tv_tb_hw_recovering(const struct tv_tb_hw *hw)
+{
+	return hw->o->inject_disconnect_step || hw->o->fiu_ctrl ||
+	       tv_tb_scenario_has_faults(hw->sc);
+}
+
+bool tv_tb_hw_ending(const struct tv_tb_hw *hw)
+{
+	return hw->ending;
+}
+
+void tv_tb_hw_set_device_name(struct tv_tb_hw *hw, const char *name)
+{
+	snprintf(hw->dev_name, sizeof(hw->dev_name), "%s", name);
+}
+
+void tv_tb_hw_fail(struct tv_tb_hw *hw, enum tv_tb_fail_kind kind,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tb_failures_vadd(&hw->fails, kind, fmt, ap);
+	va_end(ap);
+}
+
+void tv_tb_hw_log(struct tv_tb_hw *hw, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!hw->o->verbose)
+		return;
+	printf("[node %u %9.3f s] ", hw->o->node,
+	       (double)(tb_wall_ns() - hw->t0_ns) / 1e9);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+bool tv_tb_hw_expired(const struct tv_tb_hw *hw)
+{
+	return tb_wall_ns() > hw->deadline_ns;
+}
+
+const char *tv_tb_hw_aborted(const struct tv_tb_hw *hw)
+{
+	return hw->co_ready && hw->co.aborted ? hw->co.abort_msg : NULL;
+}
+
+/* ---- the loop -------------------------------------------------------------- */
+
+/*
+ * Nothing to do: the workload sleeps until a completion, a timer of its
+ * own, or an event on the coordinator's sockets (or 100 ms: the run's own
+ * timeout is all the loop checks by the clock).
+ */
+static void hw_sleep(struct tv_tb_hw *hw)
+{
+	struct pollfd pfd[16];
+	uint64_t until = tb_wall_ns() + 100000000ull, co_wake = UINT64_MAX;
+	int c = 0;
+
+	if (hw->co_ready)
+		c = coord_pollfds(&hw->co, pfd, TB_ARRAY_SIZE(pfd), &co_wake);
+	if (c < 0)
+		c = 0;
+	hw->ops->sleep(hw, hw->st, co_wake < until ? co_wake : until, pfd,
+		       (unsigned)c);
+}
+
+int tv_tb_hw_step(struct tv_tb_hw *hw)
+{
+	int n, got;
+
+	n = hw->ops->progress(hw, hw->st);
+	if (n < 0) {
+		tv_tb_hw_fail(hw, TV_TB_FK_RUNNER, "progress: %s", strerror(-n));
+		return -EIO;
+	}
+	got = n;
+	if (hw->co_ready)
+		got += coord_poll(&hw->co, tb_wall_ns());
+	if (!got)
+		hw_sleep(hw);
+	return 0;
+}
+
+int tv_tb_hw_wait(struct tv_tb_hw *hw, bool (*cond)(void *ctx, uint64_t arg),
+		  void *ctx, uint64_t arg, const char *what)
+{
+	for (;;) {
+		if (cond(ctx, arg))
+			return 0;
+		if (tv_tb_hw_aborted(hw)) {
+			tv_tb_hw_fail(hw, TV_TB_FK_HANG,
+				      "stopped while waiting for %s: %s", what,
+				      hw->co.abort_msg);
+			return -ECANCELED;
+		}
+		if (tv_tb_hw_expired(hw)) {
+			tv_tb_hw_fail(hw, TV_TB_FK_HANG,
+				      "timed out after %u s waiting for %s",
+				      hw->o->timeout_s, what);
+			return -ETIMEDOUT;
+		}
+		if (tv_tb_hw_step(hw))
+			return -EIO;
+	}
+}
+
+static bool cond_barrier(void *ctx, uint64_t seq)
+{
+	struct tv_tb_hw *hw = ctx;
+
+	return coord_barrier_done(&hw->co, seq);
+}
+
+static bool cond_joined(void *ctx, uint64_t arg)
+{
+	struct tv_tb_hw *hw = ctx;
+
+	(void)arg;
+	return hw->co.joined;
+}
+
+int tv_tb_hw_barrier(struct tv_tb_hw *hw, const char *what)
+{
+	uint64_t seq = ++hw->bar_seq;
+	int ret = coord_barrier_enter(&hw->co, seq);
+
+	if (ret) {
+		tv_tb_hw_fail(hw, TV_TB_FK_RUNNER, "coordinator: %s",
+			      strerror(-ret));
+		return ret;
+	}
+	return tv_tb_hw_wait(hw, cond_barrier, hw, seq, what);
+}
+
+/* ---- faults on real verbs ---------------------------------------------------- */
+
+/* fiu-ctrl(1)'s default prefix: $TMPDIR/fiu-ctrl, else /tmp/fiu-ctrl. */
+static int start_remote_control(char *msg, size_t cap)
+{
+	const char *tmp = getenv("TMPDIR");
+	char base[512];
+
+	snprintf(base, sizeof(base), "%s/fiu-ctrl",
+		 tmp && tmp[0] ? tmp : "/tmp");
+	/* fiu-ctrl may enable any point from now on. */
+	tv_engine_fault_points_live();
+	if (fiu_init(0) || fiu_rc_fifo(base)) {
+		snprintf(msg, cap, "libfiu remote control on %s-PID failed",
+			 base);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* An injector for this node's plan (or for fiu-ctrl alone), or none. */
+static int faults_init(struct tv_tb_hw *hw, char *msg, size_t cap)
+{
+	const struct tv_tb_serve_opts *o = hw->o;
+	json_t *plan = o->faults_node < 0 || o->faults_node == o->node ?
+		       tv_tb_scenario_faults(hw->sc) : NULL;
+	char err[TV_TB_PLAN_ERR_MAX];
+	json_t *none = NULL;
+	int ret;
+
+	if (!o->fiu_ctrl && !json_array_size(plan))
+		return 0;
+	if (!plan)
+		plan = none = json_array();
+	ret = plan ? tb_plan_injector(plan, hw->seed, &hw->flt, err,
+				      sizeof(err)) : -ENOMEM;
+	json_decref(none);
+	if (ret) {
+		snprintf(msg, cap, "fault plan: %s",
+			 ret == -EINVAL ? err : strerror(-ret));
+		return ret;
+	}
+	if (o->fiu_ctrl) {
+		ret = start_remote_control(msg, cap);
+		if (ret) {
+			tv_flt_destroy(hw->flt);
+			hw->flt = NULL;
+		}
+	}
+	return ret;
+}
+
+static int faults_start(struct tv_tb_hw *hw)
+{
+	int ret;
+
+	if (!hw->flt || hw->flt_active)
+		return 0;
+	ret = tv_flt_activate(hw->flt);
+	if (ret) {
+		tv_tb_hw_fail(hw, TV_TB_FK_RUNNER, "tv_flt_activate: %s",
+			      strerror(-ret));
+		return ret;
+	}
+	hw->flt_active = true;
+	return 0;
+}
+
+static void faults_stop(struct tv_tb_hw *hw)
+{
+	if (hw->flt_active)
+		tv_flt_deactivate(hw->flt);
+	hw->flt_active = false;
+}
+
+static void faults_fires(const struct tv_tb_hw *hw, uint64_t *fires)
+{
+	const struct tv_flt_point_info *pts;
+	size_t n;
+
+	memset(fires, 0, HW_FAULT_SLOTS * sizeof(fires[0]));
+	if (!hw->flt)
+		return;
+	pts = tv_flt_points(&n);
+	for (size_t i = 0; i < n && i < HW_FAULT_SLOTS; i++) {
+		struct tv_flt_point_stats st = { 0 };
+
+		tv_flt_stats(hw->flt, pts[i].name, &st);
+		fires[i] = st.fires;
+	}
+}
+
+/* ---- the end ----------------------------------------------------------------- */
+
+/* expect_faults against every process's firings together. */
+static void check_fires(struct tv_tb_hw *hw, const uint64_t *fires)
+{
+	const struct tv_flt_point_info *pts;
+	size_t npts;
+
+	pts = tv_flt_points(&npts);
+	for (size_t i = 0; i < hw->sc->nfault_expects; i++) {
+		const struct tb_fault_expect *fe = &hw->sc->fault_expects[i];
+		uint64_t n = 0;
+
+		for (size_t p = 0; p < npts && p < HW_FAULT_SLOTS; p++)
+			if (!strcmp(pts[p].name, fe->point))
+				n = fires[p];
+		if (n < fe->min || n > fe->max)
+			tv_tb_hw_fail(hw, TV_TB_FK_EXPECT,
+				      "expect_faults %s: fired %" PRIu64 " times on all nodes, expected %" PRIu64 "..%" PRIu64,
+				      fe->point, n, fe->min, fe->max);
+	}
+}
+
+/* Node 0: every node's report; the workload's checks; the faults. */
+static void check_end(struct tv_tb_hw *hw)
+{
+	uint32_t nodes = hw->sc->nodes;
+	size_t nwl = hw->ops->nstats;
+	const uint64_t **all = NULL;
+	uint64_t fires[HW_FAULT_SLOTS] = { 0 };
+
+	if (hw->o->node == 0 && (all = calloc(nodes, sizeof(*all)))) {
+		for (uint32_t n = 0; n < nodes; n++) {
+			all[n] = coord_stats(&hw->co, n);
+			if (!all[n]) {
+				tv_tb_hw_fail(hw, TV_TB_FK_RUNNER,
+					      "node %u sent no statistics", n);
+				free(all);
+				return;
+			}
+			for (size_t i = 0; i < HW_FAULT_SLOTS; i++)
+				fires[i] += all[n][nwl + i];
+		}
+	}
+	hw->ops->check_end(hw, hw->st, all);
+	/* A dropped connection changes what is counted: no expectations. */
+	if (all && !hw->o->inject_disconnect_step)
+		check_fires(hw, fires);
+	free(all);
+}
+
+static int finish(struct tv_tb_hw *hw)
+{
+	size_t n = hw->ops->nstats + HW_FAULT_SLOTS;
+	uint64_t *report = calloc(n, sizeof(*report));
+	int ret;
+
+	if (!report)
+		return -ENOMEM;
+	ret = hw->ops->finish(hw, hw->st);
+	if (ret)
+		goto out;
+	/* Everything of ours is done: a peer's disconnect no longer hurts. */
+	hw->ending = true;
+	faults_stop(hw);
+	if (hw->ops->quiesce)
+		hw->ops->quiesce(hw, hw->st);
+	hw->ops->stats(hw, hw->st, report);
+	faults_fires(hw, report + hw->ops->nstats);
+	ret = coord_send_stats(&hw->co, report);
+	if (!ret)
+		ret = tv_tb_hw_barrier(hw, "the other nodes to finish");
+	if (!ret)
+		check_end(hw);
+out:
+	free(report);
+	return ret;
+}
+
+/* ---- the run ------------------------------------------------------------------ */
+
+static int hw_steps(struct tv_tb_hw *hw)
+{
+	int ret = hw->ops->connect(hw, hw->st);
+
+	if (!ret)
+		ret = tv_tb_hw_wait(hw, cond_joined, hw, 0,
+				    "every node to join");
+	if (!ret)
+		ret = tv_tb_hw_barrier(hw, "the other nodes to start");
+	/* Faults hit the workload, not the connecting (as on the simulator). */
+	if (!ret)
+		ret = faults_start(hw);
+	tv_tb_hw_log(hw, "start: %zu time points", hw->ntimes);
+	for (size_t i = 0; !ret && i < hw->ntimes; i++) {
+		ret = hw->ops->time_point(hw, hw->st, hw->times[i]);
+		if (!ret)
+			ret = tv_tb_hw_barrier(hw,
+					       "the other nodes (time point barrier)");
+	}
+	if (!ret)
+		ret = finish(hw);
+	return ret;
+}
+
+static int hw_open(struct tv_tb_hw *hw, char *msg, size_t cap)
+{
+	struct tv_ibv_config env;
+	/* RDMA_* syntax, then against the machine: unknown device, bad MTU. */
+	int ret = tv_ibv_config_check_env(msg, cap, &env);
+
+	if (!ret)
+		ret = faults_init(hw, msg, cap);
+	if (!ret)
+		ret = hw->ops->open(hw, &hw->st, msg, cap);
+	if (!ret)
+		ret = hw->ops->times(hw, hw->st, &hw->times, &hw->ntimes);
+	if (ret)
+		return ret;
+	ret = coord_init(&hw->co, hw->o->node, hw->sc->nodes,
+			 (const struct sockaddr *)&hw->o->addrs[0],
+			 hw->fingerprint, hw->ops->nstats + HW_FAULT_SLOTS,
+			 msg, cap);
+	if (!ret)
+		hw->co_ready = true;
+	return ret;
+}
+
+static void hw_summary(struct tv_tb_hw *hw, int rc, double secs)
+{
+	tv_tb_failures_print(&hw->fails, stdout);
+	printf("serve: %s node %u on %s: %s: ", hw->sc->name, hw->o->node,
+	       hw->dev_name[0] ? hw->dev_name : "?",
+	       rc == TV_TB_SERVE_PASS ? "PASS" : "FAIL");
+	if (hw->st && hw->ops->summary)
+		hw->ops->summary(hw, hw->st, stdout);
+	printf(", %zu time points, %" PRIu64 " faults fired here, %.2f s\n",
+	       hw->ntimes, hw->fault_fires, secs);
+	fflush(stdout);
+}
+
+static int hw_close(struct tv_tb_hw *hw, int rc)
+{
+	int ret = 0;
+
+	if (hw->co_ready)
+		coord_fini(&hw->co);
+	hw->fault_fires = hw->flt ? tv_flt_total_fires(hw->flt) : 0;
+	if (hw->st)
+		ret = hw->ops->close(hw, hw->st);
+	/* After the workload unwrapped its device. */
+	faults_stop(hw);
+	tv_flt_destroy(hw->flt);
+	hw->flt = NULL;
+	if (ret) {
+		tv_tb_hw_fail(hw, TV_TB_FK_LEAK, "closing node %u: %s",
+			      hw->o->node, strerror(-ret));
+		rc = TV_TB_SERVE_FAIL;
+	}
+	return rc;
+}
+
+static int hw_run(struct tv_tb_hw *hw)
+{
+	char msg[512] = "";
+	int ret, rc = TV_TB_SERVE_FAIL;
+
+	hw->t0_ns = tb_wall_ns();
+	hw->deadline_ns = hw->t0_ns + (uint64_t)hw->o->timeout_s * 1000000000ull;
+	ret = hw_open(hw, msg, sizeof(msg));
+	if (ret) {
+		fprintf(stderr, "tensorverbs serve: node %u: %s\n", hw->o->node,
+			msg[0] ? msg : strerror(-ret));
+		rc = ret == -EINVAL || ret == -ENODEV ? TV_TB_SERVE_USAGE :
+							TV_TB_SERVE_FAIL;
+		tv_tb_hw_fail(hw, TV_TB_FK_RUNNER, "%s", msg);
+		goto close;
+	}
+	ret = hw_steps(hw);
+	if (ret && hw->co_ready)
+		coord_abort(&hw->co, "node %u: %s", hw->o->node,
+			    hw->fails.count && hw->fails.msgs[0] ?
+			    hw->fails.msgs[0] : strerror(-ret));
+	rc = hw->fails.count ? TV_TB_SERVE_FAIL : TV_TB_SERVE_PASS;
+close:
+	rc = hw_close(hw, rc);
+	if (rc != TV_TB_SERVE_USAGE)
+		hw_summary(hw, rc, (double)(tb_wall_ns() - hw->t0_ns) / 1e9);
+	if (hw->st && hw->ops->state_free)
+		hw->ops->state_free(hw->st);
+	free(hw->times);
+	tb_failures_free(&hw->fails);
+	return rc;
+}
+
+/* ---- the command ---------------------------------------------------------------- */
+
+/* Faults: only points with a hardware equivalent (faults/flt.c knows). */
+static bool hw_faults_ok(json_t *plan, char *why, size_t cap)
+{
+	json_t *rule;
+	size_t i;
+
+	json_array_foreach(plan, i, rule) {
+		const char *point = json_string_value(json_object_get(rule,
+								       "point"));
+		const struct tv_flt_point_info *pt =
+			point ? tv_flt_point_find(point) : NULL;
+
+		if (point && (!pt || pt->sim_only)) {
+			snprintf(why, cap,
+				 "fault point '%s' exists only in the simulator",
+				 point);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool key_in(const char *key, const char *const *list)
+{
+	for (; list && *list; list++)
+		if (!strcmp(*list, key))
+			return true;
+	return false;
+}
+
+/*
+ * What a scenario may use on hardware.  Timing models, jitter, late nodes,
+ * simulator fault points: the simulator's alone, so such a scenario is
+ * skipped, saying why.
+ */
+static bool hw_applicable(const struct tv_tb_scenario *sc, char *why,
+			  size_t cap)
+{
+	const char *key;
+	json_t *v;
+
+	if (!sc->ops->hw) {
+		snprintf(why, cap, "workload %s runs on the simulator only",
+			 sc->ops->name);
+		return false;
+	}
+	json_object_foreach(sc->json, key, v) {
+		if (key_in(key, tb_core_hw_keys) || key_in(key, sc->ops->hw_keys))
+			continue;
+		snprintf(why, cap, "key '%s' is simulator-only (no hardware equivalent)",
+			 key);
+		return false;
+	}
+	if (sc->link.latency_ns != 2000 ||
+	    sc->link.bytes_per_sec != (uint64_t)12.5e9) {
+		snprintf(why, cap, "it models link latency/bandwidth (link: simulator-only timing)");
+		return false;
+	}
+	if (sc->jitter_ns_max) {
+		snprintf(why, cap, "sim.jitter_ns_max is simulator-only");
+		return false;
+	}
+	return hw_faults_ok(sc->faults, why, cap);
+}
+
+/* Every node's address known; node ids inside the scenario. */
+static int check_addrs(const struct tv_tb_serve_opts *o,
+		       const struct tv_tb_scenario *sc)
+{
+	if (o->node >= sc->nodes) {
+		fprintf(stderr, "tensorverbs serve: --node %u, but the scenario has %u nodes\n",
+			o->node, sc->nodes);
+		return -EINVAL;
+	}
+	for (uint32_t j = 0; j < sc->nodes; j++) {
+		if (o->have_addr[j])
+			continue;
+		fprintf(stderr, "tensorverbs serve: no address for node %u (%s)\n",
+			j, j == o->node ? "--addr ADDR:PORT" :
+			"--peer J=ADDR:PORT or --cluster");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Same scenario file and seed everywhere: the coordinator checks it. */
+static uint64_t fingerprint(const char *path, uint64_t seed)
+{
+	json_t *root = json_load_file(path, JSON_ALLOW_NUL, NULL);
+	char *text = root ? json_dumps(root, JSON_SORT_KEYS | JSON_COMPACT) :
+			    NULL;
+	uint64_t fp = text ? XXH64(text, strlen(text), seed) : seed;
+
+	free(text);
+	json_decref(root);
+	return fp;
+}
+
+/* The scenario with --faults: 0 to go on, else an exit status. */
+static int serve_load(const struct tv_tb_serve_opts *o,
+		      struct tv_tb_scenario **sc_p)
+{
+	char err[TV_TB_ERR_MAX], why[256];
+	json_t *plan;
+	int rc;
+
+	if (tv_tb_scenario_load_file(o->scenario_path, sc_p, err)) {
+		fprintf(stderr, "tensorverbs serve: invalid scenario %s: %s\n",
+			o->scenario_path, err);
+		return TV_TB_SERVE_USAGE;
+	}
+	if (o->faults) {
+		rc = tv_tb_plan_from_text(o->faults, &plan, why, sizeof(why));
+		if (!rc) {
+			rc = tv_tb_scenario_set_faults(*sc_p, plan, false);
+			json_decref(plan);
+		}
+		if (rc) {
+			fprintf(stderr, "tensorverbs serve: bad --faults: %s\n",
+				rc == -EINVAL ? why : strerror(-rc));
+			return TV_TB_SERVE_USAGE;
+		}
+	}
+	if (!hw_applicable(*sc_p, why, sizeof(why))) {
+		printf("SKIP: %s: %s\n", (*sc_p)->name, why);
+		return TV_TB_SERVE_SKIP;
+	}
+	return check_addrs(o, *sc_p) ? TV_TB_SERVE_USAGE : 0;
+}
+
+void tv_tb_serve_opts_init(struct tv_tb_serve_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->timeout_s = 120;
+	o->reconnect = true;
+	o->faults_node = -1;
+}
+
+int tv_tb_serve(const struct tv_tb_serve_opts *o)
+{
+	struct tv_tb_scenario *sc = NULL;
+	struct tv_tb_hw *hw;
+	int rc = serve_load(o, &sc);
+
+	if (rc) {
+		tv_tb_scenario_free(sc);
+		return rc;
+	}
+	hw = calloc(1, sizeof(*hw));
+	if (!hw) {
+		fprintf(stderr, "tensorverbs serve: out of memory\n");
+		tv_tb_scenario_free(sc);
+		return TV_TB_SERVE_FAIL;
+	}
+	hw->o = o;
+	hw->sc = sc;
+	hw->ops = sc->ops->hw;
+	hw->seed = o->has_seed ? o->seed : sc->seed;
+	hw->fingerprint = fingerprint(o->scenario_path, hw->seed);
+	rc = hw_run(hw);
+	free(hw);
+	tv_tb_scenario_free(sc);
+	return rc;
+}
+
+int tv_tb_parse_peer(const char *text, uint32_t *node_p,
+		     struct sockaddr_storage *addr_p)
+{
+	char *end;
+	unsigned long v;
+
+	if (!text || text[0] < '0' || text[0] > '9')
+		return -EINVAL;
+	v = strtoul(text, &end, 10);
+	if (*end != '=' || v >= TV_TB_MAX_NODES)
+		return -EINVAL;
+	if (tv_cm_parse_addr(end + 1, addr_p))
+		return -EINVAL;
+	*node_p = (uint32_t)v;
+	return 0;
+}

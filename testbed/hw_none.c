@@ -1,0 +1,42 @@
+/*
+ * `tensorverbs serve` in a build without libibverbs and librdmacm: it says
+ * so, and fails (testbed.h; hw.c is the real one).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tensorverbs/testbed.h>
+
+void tv_tb_serve_opts_init(struct tv_tb_serve_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->timeout_s = 120;
+	o->reconnect = true;
+	o->faults_node = -1;
+}
+
+int tv_tb_serve(const struct tv_tb_serve_opts *o)
+{
+	(void)o;
+	fprintf(stderr, "tensorverbs serve: built without librdmacm/libibverbs "
+		"(install librdmacm-dev and libibverbs-dev, then rebuild)\n");
+	return TV_TB_SERVE_FAIL;
+}
+
+int tv_tb_parse_peer(const char *text, uint32_t *node_p,
+		     struct sockaddr_storage *addr_p)
+{
+	char *end;
+	unsigned long v;
+
+	(void)addr_p;
+	if (!text || text[0] < '0' || text[0] > '9')
+		return -EINVAL;
+	v = strtoul(text, &end, 10);
+	if (*end != '=' || v >= TV_TB_MAX_NODES)
+		return -EINVAL;
+	*node_p = (uint32_t)v;
+	return 0;
+}
