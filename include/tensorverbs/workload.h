@@ -170,6 +170,55 @@ json_t *tv_tb_json_str(const char *s);
 /* A node number, or null for TV_TB_NO_NODE. */
 json_t *tv_tb_json_node(uint32_t node);
 
+/* ---- advertised windows ------------------------------------------------------ */
+
+/*
+ * The invariant "remote writes land only inside memory the target
+ * advertised, while it is live" (TV_TB_FK_WRITE) needs a table of what
+ * each node advertised to each peer: node's window for peer under an
+ * index (a request's buffer, a slot, a partition), [addr, +length) under
+ * rkey, live until done.  A done window stays, so a late duplicate can be
+ * told from a stray write, and so can memory advertised again since.
+ */
+struct tv_tb_window {
+	uint64_t addr;
+	uint64_t length;
+	uint32_t rkey;
+	uint64_t id;               /* the advertiser's names for what it is, */
+	uint64_t id2;              /*   compared when it completes */
+	bool done;                 /* completed, or its connection is gone */
+	uint64_t open_seq;         /* the caller's event count when opened */
+	uint64_t done_seq;         /* ... and when done */
+};
+
+struct tv_tb_windows;
+
+int tv_tb_windows_create(uint32_t nodes, struct tv_tb_windows **w_p);
+void tv_tb_windows_destroy(struct tv_tb_windows *w);
+/* Open (or replace) node's window for peer under index; -ENOMEM. */
+int tv_tb_windows_open(struct tv_tb_windows *w, uint32_t node, uint32_t peer,
+		       uint32_t index, const struct tv_tb_window *win);
+struct tv_tb_window *tv_tb_windows_find(struct tv_tb_windows *w,
+					uint32_t node, uint32_t peer,
+					uint32_t index);
+/* A new connection between a and b: every live window of theirs is done. */
+void tv_tb_windows_close_pair(struct tv_tb_windows *w, uint32_t a, uint32_t b,
+			      uint64_t seq);
+/* node is gone (a crash): every live window it advertised is done. */
+void tv_tb_windows_close_node(struct tv_tb_windows *w, uint32_t node,
+			      uint64_t seq);
+/*
+ * A window of node with e's rkey overlapping e, opened after e was done:
+ * the memory is someone else's now.  NULL if none; *index_p its index.
+ */
+const struct tv_tb_window *tv_tb_windows_reused(const struct tv_tb_windows *w,
+						uint32_t node,
+						const struct tv_tb_window *e,
+						uint32_t *index_p);
+/* [addr, +length) under rkey lies inside e (an empty write always does). */
+bool tv_tb_window_holds(const struct tv_tb_window *e, uint64_t addr,
+			uint64_t length, uint32_t rkey);
+
 /* ---- shrinking ------------------------------------------------------------ */
 
 /*

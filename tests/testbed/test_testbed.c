@@ -399,6 +399,63 @@ START_TEST(test_toy_swarm)
 }
 END_TEST
 
+/* ---- advertised windows ------------------------------------------------- */
+
+START_TEST(test_windows)
+{
+	struct tv_tb_windows *w;
+	struct tv_tb_window a = { .addr = 0x1000, .length = 256, .rkey = 7,
+				  .id = 1, .open_seq = 1 };
+	struct tv_tb_window b = a, *e;
+	const struct tv_tb_window *o;
+	uint32_t idx = 99;
+
+	ck_assert_int_eq(tv_tb_windows_create(3, &w), 0);
+	/* Enough windows to make the table grow, and each found again. */
+	for (uint32_t i = 0; i < 3000; i++) {
+		a.id = i;
+		ck_assert_int_eq(tv_tb_windows_open(w, i % 3, (i + 1) % 3, i, &a), 0);
+	}
+	for (uint32_t i = 0; i < 3000; i++) {
+		e = tv_tb_windows_find(w, i % 3, (i + 1) % 3, i);
+		ck_assert_ptr_nonnull(e);
+		ck_assert_uint_eq(e->id, i);
+	}
+	ck_assert_ptr_null(tv_tb_windows_find(w, 0, 2, 0));
+	e = tv_tb_windows_find(w, 0, 1, 0);
+	ck_assert(tv_tb_window_holds(e, 0x1000, 256, 7));
+	ck_assert(tv_tb_window_holds(e, 0x10ff, 1, 7));
+	ck_assert(tv_tb_window_holds(e, 0x9999, 0, 1));   /* empty: always */
+	ck_assert(!tv_tb_window_holds(e, 0x1000, 257, 7));
+	ck_assert(!tv_tb_window_holds(e, 0x0fff, 2, 7));
+	ck_assert(!tv_tb_window_holds(e, 0x1000, 8, 8)); /* another rkey */
+	ck_assert(!tv_tb_window_holds(e, UINT64_MAX, 2, 7));
+	/* A new connection 0 <-> 1 closes both ways, not 1 <-> 2. */
+	ck_assert_int_eq(tv_tb_windows_open(w, 1, 0, 7, &a), 0);
+	tv_tb_windows_close_pair(w, 0, 1, 5);
+	ck_assert(tv_tb_windows_find(w, 0, 1, 0)->done);
+	ck_assert(tv_tb_windows_find(w, 1, 0, 7)->done);
+	ck_assert(!tv_tb_windows_find(w, 1, 2, 1)->done);
+	ck_assert_uint_eq(tv_tb_windows_find(w, 0, 1, 0)->done_seq, 5);
+	/* Node 2 crashed: its windows are done, others' are not. */
+	tv_tb_windows_close_node(w, 2, 6);
+	ck_assert(tv_tb_windows_find(w, 2, 0, 2)->done);
+	ck_assert(!tv_tb_windows_find(w, 1, 2, 1)->done);
+	/* Memory of a done window advertised again since: found. */
+	e = tv_tb_windows_find(w, 0, 1, 0);
+	b.addr = 0x1080;
+	b.open_seq = 9;
+	ck_assert_int_eq(tv_tb_windows_open(w, 0, 2, 5000, &b), 0);
+	o = tv_tb_windows_reused(w, 0, e, &idx);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_uint_eq(idx, 5000);
+	b.open_seq = 4;   /* opened before e was done: not a reuse */
+	ck_assert_int_eq(tv_tb_windows_open(w, 0, 2, 5000, &b), 0);
+	ck_assert_ptr_null(tv_tb_windows_reused(w, 0, e, &idx));
+	tv_tb_windows_destroy(w);
+}
+END_TEST
+
 static Suite *testbed_suite(void)
 {
 	Suite *s = suite_create("testbed");
@@ -411,6 +468,7 @@ static Suite *testbed_suite(void)
 	tcase_add_test(tc, test_toy_runs);
 	tcase_add_test(tc, test_toy_traces_and_replays);
 	tcase_add_test(tc, test_toy_swarm);
+	tcase_add_test(tc, test_windows);
 	suite_add_tcase(s, tc);
 	return s;
 }

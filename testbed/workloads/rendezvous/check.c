@@ -42,8 +42,8 @@ int checker_init(struct checker *c, struct tv_tb_run *run, uint32_t nodes)
 	c->down = calloc(nodes, sizeof(*c->down));
 	c->rx = calloc(n, sizeof(*c->rx));
 	c->rx_known = calloc(n, sizeof(*c->rx_known));
-	c->adv_cap = 1024;
-	c->adv = calloc(c->adv_cap, sizeof(*c->adv));
+	if (tv_tb_windows_create(nodes, &c->adv))
+		c->adv = NULL;
 	if (!c->in_flight || !c->dir_failed || !c->chan_errors || !c->down ||
 	    !c->rx || !c->rx_known || !c->adv) {
 		checker_fini(c);
@@ -60,7 +60,7 @@ void checker_fini(struct checker *c)
 	free(c->down);
 	free(c->rx);
 	free(c->rx_known);
-	free(c->adv);
+	tv_tb_windows_destroy(c->adv);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -70,76 +70,6 @@ void checker_set_rx(struct checker *c, uint32_t node, uint32_t peer,
 	assert(node < c->nodes && peer < c->nodes);
 	c->rx[node * c->nodes + peer] = *info;
 	c->rx_known[node * c->nodes + peer] = true;
-}
-
-/* ---- advertised destinations: (node, peer, index) -> buffer --------- */
-
-static uint64_t adv_key(const struct checker *c, uint32_t node, uint32_t peer,
-			uint32_t index)
-{
-	/* +1 keeps every key non-zero: 0 marks an empty slot. */
-	return ((uint64_t)(node * c->nodes + peer) + 1) << 32 | index;
-}
-
-static size_t adv_slot(uint64_t key, size_t cap)
-{
-	key ^= key >> 33;
-	key *= 0xFF51AFD7ED558CCDull;
-	key ^= key >> 33;
-	return (size_t)key & (cap - 1);
-}
-
-static struct adv_entry *adv_find(struct checker *c, uint64_t key)
-{
-	for (size_t i = adv_slot(key, c->adv_cap);; i = (i + 1) & (c->adv_cap - 1)) {
-		if (c->adv[i].key == key)
-			return &c->adv[i];
-		if (c->adv[i].key == 0)
-			return NULL;
-	}
-}
-
-static int adv_grow(struct checker *c)
-{
-	size_t ncap = c->adv_cap * 2;
-	struct adv_entry *old = c->adv, *nadv = calloc(ncap, sizeof(*nadv));
-
-	if (!nadv)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->adv_cap; i++) {
-		size_t j;
-
-		if (old[i].key == 0)
-			continue;
-		for (j = adv_slot(old[i].key, ncap); nadv[j].key;
-		     j = (j + 1) & (ncap - 1))
-			;
-		nadv[j] = old[i];
-	}
-	free(old);
-	c->adv = nadv;
-	c->adv_cap = ncap;
-	return 0;
-}
-
-static void adv_put(struct checker *c, const struct adv_entry *e)
-{
-	struct adv_entry *slot = adv_find(c, e->key);
-	size_t i;
-
-	if (slot) {
-		*slot = *e;
-		return;
-	}
-	if ((c->adv_used + 1) * 2 > c->adv_cap && adv_grow(c)) {
-		tv_tb_fail(c->run, TV_TB_FK_RUNNER, "checker: out of memory");
-		return;
-	}
-	for (i = adv_slot(e->key, c->adv_cap); c->adv[i].key;
-	     i = (i + 1) & (c->adv_cap - 1))
-		;
-	c->adv[i] = *e;
-	c->adv_used++;
 }
 
 /* ---- engine observer ------------------------------------------------- */
@@ -213,10 +143,10 @@ static uint64_t name_hash(const char *name)
  */
 static void on_recv_done(struct checker *c, const struct tv_engine_event *ev)
 {
-	uint64_t key = adv_key(c, ev->node, ev->peer, ev->request_index);
-	struct adv_entry *e = adv_find(c, key);
+	struct tv_tb_window *e = tv_tb_windows_find(c->adv, ev->node, ev->peer,
+						    ev->request_index);
 
-	if (e && e->step_id == ev->step_id && e->name_hash == name_hash(ev->name)) {
+	if (e && e->id == ev->step_id && e->id2 == name_hash(ev->name)) {
 		e->done = true;
 		e->done_seq = c->engine_events;
 	}
@@ -246,15 +176,7 @@ void checker_new_epoch(struct checker *c, uint32_t a, uint32_t b)
 	c->dir_failed[a * c->nodes + b] = false;
 	c->dir_failed[b * c->nodes + a] = false;
 	/* What either side advertised on the old connection is void. */
-	for (size_t i = 0; i < c->adv_cap; i++) {
-		uint64_t dir = (c->adv[i].key >> 32) - 1;
-
-		if (c->adv[i].key && !c->adv[i].done &&
-		    (dir == a * c->nodes + b || dir == b * c->nodes + a)) {
-			c->adv[i].done = true;
-			c->adv[i].done_seq = c->engine_events;
-		}
-	}
+	tv_tb_windows_close_pair(c->adv, a, b, c->engine_events);
 }
 
 void checker_node_down(struct checker *c, uint32_t n)
@@ -267,14 +189,7 @@ void checker_node_down(struct checker *c, uint32_t n)
 		c->dir_failed[p * c->nodes + n] = true;
 	}
 	/* Its buffers are freed memory now: no write may land there. */
-	for (size_t i = 0; i < c->adv_cap; i++) {
-		uint64_t dir = (c->adv[i].key >> 32) - 1;
-
-		if (c->adv[i].key && !c->adv[i].done && dir / c->nodes == n) {
-			c->adv[i].done = true;
-			c->adv[i].done_seq = c->engine_events;
-		}
-	}
+	tv_tb_windows_close_node(c->adv, n, c->engine_events);
 }
 
 void checker_node_up(struct checker *c, uint32_t n)
@@ -286,7 +201,7 @@ void checker_node_up(struct checker *c, uint32_t n)
 void checker_engine_event(void *ctx, const struct tv_engine_event *ev)
 {
 	struct checker *c = ctx;
-	struct adv_entry e;
+	struct tv_tb_window e;
 
 	if (ev->node >= c->nodes || ev->peer >= c->nodes) {
 		if (ev->kind != TV_EV_CHANNEL_ERROR)
@@ -306,16 +221,18 @@ void checker_engine_event(void *ctx, const struct tv_engine_event *ev)
 		on_ack_recv(c, ev);
 		break;
 	case TV_EV_REQ_ADVERTISE:
-		e.key = adv_key(c, ev->node, ev->peer, ev->request_index);
 		e.addr = ev->addr;
 		e.length = ev->length;
 		e.rkey = ev->rkey;
-		e.step_id = ev->step_id;
-		e.name_hash = name_hash(ev->name);
+		e.id = ev->step_id;
+		e.id2 = name_hash(ev->name);
 		e.done = false;
-		e.adv_seq = c->engine_events;
+		e.open_seq = c->engine_events;
 		e.done_seq = 0;
-		adv_put(c, &e);
+		if (tv_tb_windows_open(c->adv, ev->node, ev->peer,
+				       ev->request_index, &e))
+			tv_tb_fail(c->run, TV_TB_FK_RUNNER,
+				   "checker: out of memory");
 		break;
 	case TV_EV_RECV_DONE:
 		on_recv_done(c, ev);
@@ -350,43 +267,18 @@ static void check_msg_write(struct checker *c, const struct tv_sim_event *ev)
 }
 
 static bool write_inside(const struct tv_sim_event *ev,
-			 const struct adv_entry *e)
+			 const struct tv_tb_window *e)
 {
-	if (ev->length == 0)
-		return true;
-	return ev->rkey == e->rkey && ev->remote_addr >= e->addr &&
-	       ev->length <= e->length &&
-	       ev->remote_addr - e->addr <= e->length - ev->length;
-}
-
-/*
- * The buffer a duplicate hit, advertised again (to any peer) after it
- * was delivered: the memory is someone else's now.  NULL if none.
- */
-static const struct adv_entry *reused_by(const struct checker *c,
-					 const struct adv_entry *e)
-{
-	uint64_t node = ((e->key >> 32) - 1) / c->nodes;
-
-	for (size_t i = 0; i < c->adv_cap; i++) {
-		const struct adv_entry *o = &c->adv[i];
-
-		if (!o->key || o == e || o->rkey != e->rkey ||
-		    ((o->key >> 32) - 1) / c->nodes != node ||
-		    o->adv_seq <= e->done_seq)
-			continue;
-		if (o->addr < e->addr + e->length && e->addr < o->addr + o->length)
-			return o;
-	}
-	return NULL;
+	return tv_tb_window_holds(e, ev->remote_addr, ev->length, ev->rkey);
 }
 
 static void check_tensor_write(struct checker *c,
 			       const struct tv_sim_event *ev)
 {
-	uint32_t idx = tv_imm_index(ev->imm);
-	struct adv_entry *e = adv_find(c, adv_key(c, ev->node, ev->peer, idx));
-	const struct adv_entry *o;
+	uint32_t idx = tv_imm_index(ev->imm), oidx = 0;
+	struct tv_tb_window *e = tv_tb_windows_find(c->adv, ev->node, ev->peer,
+						    idx);
+	const struct tv_tb_window *o;
 
 	c->checked_writes++;
 	if (e && e->done && c->dup_fires && write_inside(ev, e)) {
@@ -397,12 +289,13 @@ static void check_tensor_write(struct checker *c,
 		 * the buffer went to another request meanwhile.
 		 */
 		c->dup_landed++;
-		o = ev->length ? reused_by(c, e) : NULL;
+		o = ev->length ? tv_tb_windows_reused(c->adv, ev->node, e,
+						      &oidx) : NULL;
 		if (o)
 			tv_tb_fail(c->run, TV_TB_FK_WRITE,
 				     "invariant: duplicated tensor write (index %u, %u bytes) from node %u landed at %" PRIu64 " ns in node %u's buffer of a finished request, advertised again since for index %u (step %" PRIu64 ")",
 				     idx, ev->length, ev->peer, ev->time_ns,
-				     ev->node, (uint32_t)o->key, o->step_id);
+				     ev->node, oidx, o->id);
 		return;
 	}
 	if (!e || e->done) {

@@ -14,18 +14,6 @@
 #include <tensorverbs/sim.h>
 #include <tensorverbs/workload.h>
 
-struct adv_entry {
-	uint64_t key;            /* (node, peer, index); 0 = empty slot */
-	uint64_t addr;
-	uint64_t length;
-	uint32_t rkey;
-	uint64_t step_id;        /* of the request that advertised it */
-	uint64_t name_hash;
-	bool done;               /* completed (or its connection is gone) */
-	uint64_t adv_seq;        /* engine event number of the advertisement */
-	uint64_t done_seq;       /* ... and of its completion */
-};
-
 struct checker {
 	struct tv_tb_run *run;
 	uint32_t nodes;
@@ -52,10 +40,8 @@ struct checker {
 	uint64_t dup_fires;
 	uint64_t dup_landed;
 	uint64_t engine_events;  /* numbers advertisements and completions */
-	/* advertised destinations, open addressing */
-	struct adv_entry *adv;
-	size_t adv_cap;
-	size_t adv_used;
+	/* what every node advertised to every peer for tensor writes */
+	struct tv_tb_windows *adv;
 	/* counters for the summary */
 	uint64_t checked_writes;
 	uint64_t checked_msgs;
