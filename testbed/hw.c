@@ -636,14 +636,6 @@ static int serve_load(const struct tv_tb_serve_opts *o,
 	return check_addrs(o, *sc_p) ? TV_TB_SERVE_USAGE : 0;
 }
 
-void tv_tb_serve_opts_init(struct tv_tb_serve_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->timeout_s = 120;
-	o->reconnect = true;
-	o->faults_node = -1;
-}
-
 int tv_tb_serve(const struct tv_tb_serve_opts *o)
 {
 	struct tv_tb_scenario *sc = NULL;

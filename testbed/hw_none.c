@@ -9,14 +9,6 @@
 
 #include <tensorverbs/testbed.h>
 
-void tv_tb_serve_opts_init(struct tv_tb_serve_opts *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->timeout_s = 120;
-	o->reconnect = true;
-	o->faults_node = -1;
-}
-
 int tv_tb_serve(const struct tv_tb_serve_opts *o)
 {
 	(void)o;

@@ -126,33 +126,25 @@ static int read_header(struct tb_trace_reader *rd, struct show_trace *tr,
 		       char err[TB_TRACE_ERR_MAX])
 {
 	struct tb_trace_header h;
-	json_t *hdr;
+	json_t *hdr, *w;
 	uint64_t nodes = 0;
-	int rc;
+	int rc = tb_trace_read_header(rd, &hdr, &h, err);
 
-	rc = tb_trace_reader_next(rd, &hdr, err);
-	if (rc == -ENODATA)
-		snprintf(err, TB_TRACE_ERR_MAX, "%s: empty file", rd->path);
 	if (rc)
 		return rc;
-	rc = tb_trace_header_parse(hdr, &h, err);
-	if (!rc) {
-		json_t *w = json_object_get(h.scenario, "workload");
-
-		/* Another workload's events are drawn as marks, not refused. */
-		tr->ops = json_is_string(w) ?
-			  tv_tb_workload_find(json_string_value(w)) :
-			  tv_tb_workload_default();
-		if (!tr->ops)
-			tr->ops = tv_tb_workload_default();
-		tr->seed = h.seed;
-		get_str(h.scenario, "name", tr->scenario_name,
-			sizeof(tr->scenario_name));
-		if (get_u64(h.scenario, "nodes", &nodes) && nodes <= 4096)
-			tr->nodes = (uint32_t)nodes;
-	}
+	/* Another workload's events are drawn as marks, not refused. */
+	w = json_object_get(h.scenario, "workload");
+	tr->ops = json_is_string(w) ? tv_tb_workload_find(json_string_value(w)) :
+				      tv_tb_workload_default();
+	if (!tr->ops)
+		tr->ops = tv_tb_workload_default();
+	tr->seed = h.seed;
+	get_str(h.scenario, "name", tr->scenario_name,
+		sizeof(tr->scenario_name));
+	if (get_u64(h.scenario, "nodes", &nodes) && nodes <= 4096)
+		tr->nodes = (uint32_t)nodes;
 	json_decref(hdr);
-	return rc;
+	return 0;
 }
 
 static int read_trace(struct tb_trace_reader *rd, struct show_trace *tr,

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <tensorverbs/testbed.h>
 
@@ -52,4 +53,12 @@ void tv_tb_fmt_rate(double per_sec, char *buf, size_t cap)
 		snprintf(buf, cap, "%.1f k", per_sec / 1e3);
 	else
 		snprintf(buf, cap, "%.1f ", per_sec);
+}
+
+void tv_tb_serve_opts_init(struct tv_tb_serve_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->timeout_s = 120;
+	o->reconnect = true;
+	o->faults_node = -1;
 }

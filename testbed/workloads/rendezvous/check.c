@@ -21,6 +21,7 @@
 #include <xxhash.h>
 
 #include "rv_check.h"
+#include "rv_run.h"
 #include "rv_scenario.h"
 #include "wire.h"
 
@@ -76,18 +77,9 @@ void checker_set_rx(struct checker *c, uint32_t node, uint32_t peer,
 
 static const char *engine_ev_name(enum tv_engine_event_kind k)
 {
-	static const char *const names[] = {
-		[TV_EV_MSG_SEND] = "MSG_SEND", [TV_EV_MSG_RECV] = "MSG_RECV",
-		[TV_EV_ACK_SEND] = "ACK_SEND", [TV_EV_ACK_RECV] = "ACK_RECV",
-		[TV_EV_REQ_ADVERTISE] = "REQ_ADVERTISE",
-		[TV_EV_TENSOR_WRITE] = "TENSOR_WRITE",
-		[TV_EV_RECV_DONE] = "RECV_DONE",
-		[TV_EV_CHANNEL_ERROR] = "CHANNEL_ERROR",
-	};
+	const char *name = rv_engine_event_name(k);
 
-	if ((unsigned)k >= sizeof(names) / sizeof(names[0]) || !names[k])
-		return "?";
-	return names[k];
+	return name ? name : "?";
 }
 
 static void trace_engine(const struct checker *c,

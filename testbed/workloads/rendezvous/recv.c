@@ -155,29 +155,34 @@ static void verify_tensor(struct runner *r, const struct sc_recv *rv,
 	check_expect_extra(r, rv, t, digest);
 }
 
+bool rv_error_unexpected(const struct sc_expect *ex, const struct tv_status *st,
+			 char *why, size_t cap)
+{
+	if (ex->kind == SC_EXPECT_ANY)
+		return false;
+	if (ex->kind != SC_EXPECT_ERROR)
+		snprintf(why, cap, "expected ok, got %s: %s",
+			 tv_code_name(st->code), st->message);
+	else if (st->code != ex->code)
+		snprintf(why, cap, "expected %s, got %s: %s",
+			 tv_code_name(ex->code), tv_code_name(st->code),
+			 st->message);
+	else if (ex->message && !strstr(st->message, ex->message))
+		snprintf(why, cap, "message \"%s\" does not contain \"%s\"",
+			 st->message, ex->message);
+	else
+		return false;
+	return true;
+}
+
 static void check_error(struct runner *r, const struct sc_recv *rv,
 			const struct tv_status *st)
 {
-	const struct sc_expect *ex = &rv->expect;
+	char why[TV_STATUS_MSG_MAX * 2 + 96];
 
-	if (ex->kind == SC_EXPECT_ANY)
-		return;
-	if (ex->kind != SC_EXPECT_ERROR) {
-		tv_tb_fail(r->run, TV_TB_FK_EXPECT,
-			     RECV_FMT ": expected ok, got %s: %s",
-			     RECV_ARGS(rv), tv_code_name(st->code),
-			     st->message);
-		return;
-	}
-	if (st->code != ex->code)
-		tv_tb_fail(r->run, TV_TB_FK_EXPECT,
-			     RECV_FMT ": expected %s, got %s: %s",
-			     RECV_ARGS(rv), tv_code_name(ex->code),
-			     tv_code_name(st->code), st->message);
-	else if (ex->message && !strstr(st->message, ex->message))
-		tv_tb_fail(r->run, TV_TB_FK_EXPECT,
-			     RECV_FMT ": message \"%s\" does not contain \"%s\"",
-			     RECV_ARGS(rv), st->message, ex->message);
+	if (rv_error_unexpected(&rv->expect, st, why, sizeof(why)))
+		tv_tb_fail(r->run, TV_TB_FK_EXPECT, RECV_FMT ": %s",
+			   RECV_ARGS(rv), why);
 }
 
 static void on_first_call(struct recv_slot *rs, const struct sc_recv *rv,

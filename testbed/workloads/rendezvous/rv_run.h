@@ -120,8 +120,10 @@ int runner_node_engine(struct runner *r, struct node_slot *ns);
 void runner_add_stats(struct tv_engine_stats *sum,
 		      const struct tv_engine_stats *st);
 
-/* recv.c */
+/* recv.c; rv_error_unexpected: an error status the expectation refuses */
 void runner_recv_cb(void *arg);
+bool rv_error_unexpected(const struct sc_expect *ex, const struct tv_status *st,
+			 char *why, size_t cap);
 void runner_check_recvs(struct runner *r);
 
 /* connect.c */
@@ -140,8 +142,9 @@ void rv_node_lost(struct tv_tb_run *run, void *st, uint32_t node);
 void runner_crash_teardown(struct runner *r);
 void runner_check_crashes(struct runner *r);
 
-/* trace.c: an engine event as a trace line. */
+/* trace.c: an engine event as a trace line; its kind's name, or NULL. */
 void rv_trace_engine_event(struct tv_tb_run *run,
 			   const struct tv_engine_event *ev);
+const char *rv_engine_event_name(enum tv_engine_event_kind k);
 
 #endif /* TV_RV_RUN_H */

@@ -22,6 +22,14 @@ static const char *const engine_kind_names[] = {
 	[TV_EV_CHANNEL_ERROR] = "CHANNEL_ERROR",
 };
 
+const char *rv_engine_event_name(enum tv_engine_event_kind k)
+{
+	if ((size_t)k >= sizeof(engine_kind_names) / sizeof(engine_kind_names[0]) ||
+	    !engine_kind_names[k])
+		return NULL;
+	return engine_kind_names[k];
+}
+
 static bool engine_has_request(enum tv_engine_event_kind k)
 {
 	return k != TV_EV_ACK_SEND && k != TV_EV_ACK_RECV &&
@@ -67,10 +75,7 @@ void rv_trace_engine_event(struct tv_tb_run *run,
 {
 	/* Addresses name the receiver's memory: ours, or the peer's. */
 	uint32_t mem_node = ev->kind == TV_EV_TENSOR_WRITE ? ev->peer : ev->node;
-	const char *kind = (size_t)ev->kind < sizeof(engine_kind_names) /
-					    sizeof(engine_kind_names[0]) &&
-			   engine_kind_names[ev->kind] ?
-			   engine_kind_names[ev->kind] : NULL;
+	const char *kind = rv_engine_event_name(ev->kind);
 	char raw[16];
 	json_t *obj, *off;
 
