@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage build: run the suite with gcov instrumentation, write the lcov
-# HTML report under the build folder, print engine/ and sim/ line and
-# branch coverage.
+# HTML report under the build folder, print engine/, sim/, faults/ and
+# testbed/ line and branch coverage.
 #   BUILD_DIR       (default: build-cov)
 #   MIN_ENGINE_LINES  fail below this engine/ line percentage (default 0)
 set -euo pipefail
@@ -20,7 +20,7 @@ rc=(--rc lcov_branch_coverage=1)
 info="$build/coverage.info"
 lcov --quiet "${rc[@]}" --capture --directory "$build" --output-file "$info.all"
 lcov --quiet "${rc[@]}" --extract "$info.all" "$src/engine/*" "$src/sim/*" \
-     "$src/backends/*" --output-file "$info"
+     "$src/backends/*" "$src/faults/*" "$src/testbed/*" --output-file "$info"
 genhtml --quiet "${rc[@]}" --output-directory "$build/coverage-html" "$info"
 echo "coverage report: $build/coverage-html/index.html"
 
@@ -32,6 +32,8 @@ summary() { # area
 }
 summary engine
 summary sim
+summary faults
+summary testbed
 
 min=${MIN_ENGINE_LINES:-0}
 pct=$(lcov "${rc[@]}" --summary "$info.engine" 2>&1 |
