@@ -161,13 +161,14 @@ static size_t pool_block_index(const struct tv_pool *pool, uintptr_t addr)
 	return lo;
 }
 
-/* Make sure a later block insertion cannot fail. */
 /* The blocks in the order they were made (see struct tv_pool). */
 static struct tv_pool_block **pool_by_age(const struct tv_pool *pool)
 {
-	return pool->blocks + pool->block_cap;
+	/* No blocks yet: no array (NULL + 0 is undefined in C). */
+	return pool->blocks ? pool->blocks + pool->block_cap : NULL;
 }
 
+/* Make sure a later block insertion cannot fail. */
 static int pool_reserve_blocks(struct tv_pool *pool)
 {
 	struct tv_pool_block **blocks;

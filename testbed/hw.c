@@ -223,14 +223,20 @@ int tv_tb_hw_barrier(struct tv_tb_hw *hw, const char *what)
 static int start_remote_control(char *msg, size_t cap)
 {
 	const char *tmp = getenv("TMPDIR");
-	char base[512];
+	char base[256];
+	int n;
 
-	snprintf(base, sizeof(base), "%s/fiu-ctrl",
-		 tmp && tmp[0] ? tmp : "/tmp");
+	n = snprintf(base, sizeof(base), "%s/fiu-ctrl",
+		     tmp && tmp[0] ? tmp : "/tmp");
+	if (n < 0 || (size_t)n >= sizeof(base)) {
+		snprintf(msg, cap, "TMPDIR is longer than %zu bytes: no room for libfiu's remote control FIFOs",
+			 sizeof(base) - 16);
+		return -EINVAL;
+	}
 	/* fiu-ctrl may enable any point from now on. */
 	tv_engine_fault_points_live();
 	if (fiu_init(0) || fiu_rc_fifo(base)) {
-		snprintf(msg, cap, "libfiu remote control on %s-PID failed",
+		snprintf(msg, cap, "libfiu remote control on %.255s-PID failed",
 			 base);
 		return -EIO;
 	}

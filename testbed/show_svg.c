@@ -501,7 +501,7 @@ static void draw_arrow(const struct svg *s, const struct arrow *a,
 	double y1 = y[a->row_post], y2, xe = x2;
 	bool open = a->row_deliver == SIZE_MAX, lost = arrow_lost(s, a);
 	const char *color = lost ? C_ERROR : a->color;
-	char marker[16];
+	char marker[24];
 
 	if (!open)
 		y2 = y[a->row_deliver];

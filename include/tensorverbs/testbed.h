@@ -269,7 +269,7 @@ struct tv_tb_replay_report {
 	char *expected;             /* the recorded line, NULL: none */
 	char *actual;               /* the new line, NULL: none */
 	char result[8];             /* the recorded result, "" if unknown */
-	char build_warning[160];    /* made by another build, or "" */
+	char build_warning[192];    /* made by another build, or "" */
 	char err[1024];             /* MALFORMED: why */
 };
 
