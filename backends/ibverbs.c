@@ -82,12 +82,14 @@ int tv_ibv_map_wc_opcode(int ibv_opcode, enum tv_vf_wc_opcode *opcode_p)
 	case IBV_WC_SEND: *opcode_p = TV_WC_SEND; return 0;
 	case IBV_WC_RDMA_WRITE: *opcode_p = TV_WC_RDMA_WRITE; return 0;
 	case IBV_WC_RDMA_READ: *opcode_p = TV_WC_RDMA_READ; return 0;
+	case IBV_WC_COMP_SWAP: *opcode_p = TV_WC_COMP_SWAP; return 0;
+	case IBV_WC_FETCH_ADD: *opcode_p = TV_WC_FETCH_ADD; return 0;
 	case IBV_WC_RECV: *opcode_p = TV_WC_RECV; return 0;
 	case IBV_WC_RECV_RDMA_WITH_IMM:
 		*opcode_p = TV_WC_RECV_RDMA_WITH_IMM;
 		return 0;
 	}
-	/* Atomics, MW binds, TSO, tag matching: we post none of them. */
+	/* MW binds, TSO, tag matching: we post none of them. */
 	return -EPROTO;
 }
 
@@ -140,6 +142,7 @@ static const struct {
 	{ TV_ACCESS_LOCAL_WRITE, IBV_ACCESS_LOCAL_WRITE },
 	{ TV_ACCESS_REMOTE_WRITE, IBV_ACCESS_REMOTE_WRITE },
 	{ TV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_READ },
+	{ TV_ACCESS_REMOTE_ATOMIC, IBV_ACCESS_REMOTE_ATOMIC },
 };
 
 static int access_to_ibv(uint32_t tv, unsigned int *ibv_p)
@@ -330,6 +333,11 @@ static void dev_attr_from_ibv(const char *name, const struct ibv_device_attr *a,
 	out->max_qp_rd_atom = (uint32_t)a->max_qp_rd_atom;
 	out->max_qp_init_rd_atom = (uint32_t)a->max_qp_init_rd_atom;
 	out->phys_port_cnt = a->phys_port_cnt;
+	switch (a->atomic_cap) {
+	case IBV_ATOMIC_HCA: out->atomic_cap = TV_ATOMIC_HCA; break;
+	case IBV_ATOMIC_GLOB: out->atomic_cap = TV_ATOMIC_GLOB; break;
+	default: out->atomic_cap = TV_ATOMIC_NONE; break;
+	}
 }
 
 static void free_info(struct tv_ibv_device_info *info)
@@ -1142,9 +1150,18 @@ static int send_wr_to_ibv(const struct tv_vf_send_wr *w,
 	case TV_WR_SEND: o->opcode = IBV_WR_SEND; break;
 	case TV_WR_SEND_WITH_IMM: o->opcode = IBV_WR_SEND_WITH_IMM; break;
 	case TV_WR_RDMA_READ: o->opcode = IBV_WR_RDMA_READ; break;
+	case TV_WR_ATOMIC_CMP_AND_SWP:
+		o->opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+		break;
+	case TV_WR_ATOMIC_FETCH_AND_ADD:
+		o->opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		break;
 	default: return -EINVAL;
 	}
-	if ((w->send_flags & TV_SEND_INLINE) && o->opcode == IBV_WR_RDMA_READ)
+	if ((w->send_flags & TV_SEND_INLINE) &&
+	    o->opcode != IBV_WR_RDMA_WRITE &&
+	    o->opcode != IBV_WR_RDMA_WRITE_WITH_IMM &&
+	    o->opcode != IBV_WR_SEND && o->opcode != IBV_WR_SEND_WITH_IMM)
 		return -EINVAL;
 	o->wr_id = w->wr_id;
 	o->sg_list = w->num_sge ? sge : NULL; /* zero-length: no SGE at all */
@@ -1155,7 +1172,15 @@ static int send_wr_to_ibv(const struct tv_vf_send_wr *w,
 	if (o->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
 	    o->opcode == IBV_WR_SEND_WITH_IMM)
 		o->imm_data = htobe32(w->imm_data);
-	if (o->opcode != IBV_WR_SEND && o->opcode != IBV_WR_SEND_WITH_IMM) {
+	if (o->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    o->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		/* wr.atomic overlays wr.rdma: set every member it has. */
+		o->wr.atomic.remote_addr = w->remote_addr;
+		o->wr.atomic.compare_add = w->compare_add;
+		o->wr.atomic.swap = w->swap;
+		o->wr.atomic.rkey = w->rkey;
+	} else if (o->opcode != IBV_WR_SEND &&
+		   o->opcode != IBV_WR_SEND_WITH_IMM) {
 		o->wr.rdma.remote_addr = w->remote_addr;
 		o->wr.rdma.rkey = w->rkey;
 	}

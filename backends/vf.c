@@ -262,7 +262,8 @@ static int connect_to_init(struct tv_vf_qp *qp,
 		.qp_state = TV_QPS_INIT,
 		.pkey_index = cfg->pkey_index,
 		.port_num = cfg->port_num,
-		.qp_access_flags = TV_ACCESS_LOCAL_WRITE |
+		.qp_access_flags = cfg->access ? cfg->access :
+				   TV_ACCESS_LOCAL_WRITE |
 				   TV_ACCESS_REMOTE_WRITE |
 				   TV_ACCESS_REMOTE_READ,
 	};

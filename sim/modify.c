@@ -60,6 +60,9 @@ static int qp_check_values(const struct sim_node *node,
 		return -EINVAL;
 	if ((mask & TV_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~SIM_ACCESS_ALL))
 		return -EINVAL;
+	if ((mask & TV_QP_ACCESS_FLAGS) && cfg->no_atomics &&
+	    (a->qp_access_flags & TV_ACCESS_REMOTE_ATOMIC))
+		return -EOPNOTSUPP;
 	if ((mask & TV_QP_PATH_MTU) && !mtu_ok(node, a->path_mtu))
 		return -EINVAL;
 	if ((mask & TV_QP_AV) && (a->sgid_index != 0 || a->sl > 15))

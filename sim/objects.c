@@ -31,6 +31,7 @@ int sim_op_query_device(struct tv_vf_device *dev,
 	attr.max_qp_rd_atom = cfg->max_qp_rd_atom;
 	attr.max_qp_init_rd_atom = cfg->max_qp_rd_atom;
 	attr.phys_port_cnt = 1;
+	attr.atomic_cap = cfg->no_atomics ? TV_ATOMIC_NONE : TV_ATOMIC_HCA;
 	*attr_p = attr;
 	return 0;
 }
@@ -189,10 +190,12 @@ static int mr_check(struct sim_node *node, struct tv_vf_pd *pd, void *addr,
 		return -EINVAL;
 	if (access & ~SIM_ACCESS_ALL)
 		return -EINVAL;
-	/* As ibverbs: remote write needs local write. */
-	if ((access & TV_ACCESS_REMOTE_WRITE) &&
+	/* As ibverbs: remote write and remote atomic need local write. */
+	if ((access & (TV_ACCESS_REMOTE_WRITE | TV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & TV_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
+	if ((access & TV_ACCESS_REMOTE_ATOMIC) && node->sim->cfg.no_atomics)
+		return -EOPNOTSUPP;
 	if (node->nr_mrs >= node->sim->cfg.max_mr)
 		return -ENOMEM;
 	return 0;

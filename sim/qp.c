@@ -210,6 +210,10 @@ static enum tv_vf_wc_opcode wc_opcode_of(enum tv_vf_wr_opcode op)
 		return TV_WC_SEND;
 	case TV_WR_RDMA_READ:
 		return TV_WC_RDMA_READ;
+	case TV_WR_ATOMIC_CMP_AND_SWP:
+		return TV_WC_COMP_SWAP;
+	case TV_WR_ATOMIC_FETCH_AND_ADD:
+		return TV_WC_FETCH_ADD;
 	}
 	assert(0 && "opcode checked at post time");
 	return TV_WC_SEND;

@@ -28,7 +28,7 @@
 #define SIM_RNR_INFINITE 7
 #define SIM_ACCESS_ALL                                          \
 	(TV_ACCESS_LOCAL_WRITE | TV_ACCESS_REMOTE_WRITE |       \
-	 TV_ACCESS_REMOTE_READ)
+	 TV_ACCESS_REMOTE_READ | TV_ACCESS_REMOTE_ATOMIC)
 
 /* ---- intrusive list ---------------------------------------------------- */
 
@@ -68,6 +68,7 @@ enum sim_ev_kind {
 	SIM_EV_RETX,        /* RNR or transport timer: retransmit */
 	SIM_EV_TIMER,       /* wake_at() */
 	SIM_EV_USER,        /* tv_sim_schedule() */
+	SIM_EV_PLACE,       /* part of a write lands early (place.c) */
 };
 
 /*
@@ -81,6 +82,9 @@ struct sim_ev {
 	uint32_t gen;
 	tv_sim_user_fn fn;
 	void *arg;
+	uint64_t idx;       /* PLACE: the WR's send-queue index */
+	uint32_t part;      /* PLACE: which group of units */
+	uint32_t tok;       /* PLACE: the transmission it belongs to */
 	uint32_t next_free; /* pool free list link */
 };
 
@@ -150,6 +154,10 @@ struct sim_swr {
 	enum tv_vf_wr_opcode opcode;
 	uint32_t imm_data;
 	uint32_t rkey;
+	uint64_t compare_add;  /* atomics */
+	uint64_t swap;
+	uint64_t place_salt;   /* placement of this transmission (place.c) */
+	uint32_t place_tok;
 	enum tv_vf_wc_status status; /* set when executed */
 	uint8_t rnr_left;
 	uint8_t retry_left;
@@ -201,6 +209,7 @@ struct sim_qp {
 	bool tx_held;     /* RNR/timeout back-off or fatal: transmit nothing */
 	uint64_t last_arrival_ns; /* in-order delivery per QP */
 	uint64_t last_resp_ns;    /* in-order responses per QP */
+	uint32_t place_tok;       /* transmissions placed in parts so far */
 };
 
 struct sim_node {
@@ -252,6 +261,7 @@ struct tv_sim {
 	struct tv_prng root;
 	struct tv_prng tie_prng; /* tie-breaks of simultaneous events */
 	struct tv_prng net_prng; /* jitter */
+	struct tv_prng place_prng; /* placement; not forked from root */
 	uint64_t now_ns;
 	struct sim_evq evq;
 	struct sim_node *nodes;
@@ -380,7 +390,33 @@ int sim_op_post_recv(struct tv_vf_qp *qp, struct tv_vf_recv_wr *wr,
 
 /* ---- transfers (xfer.c) -------------------------------------------------- */
 
+/* A resolved piece of memory: where a SGE or a remote range lies. */
+struct sim_seg {
+	uint8_t *p;
+	uint32_t len;
+};
+
+/* Local SGEs against the node's MRs (key, PD, bounds, access need). */
+int sim_sge_resolve(struct sim_node *node, struct tv_vf_pd *pd,
+		    const struct tv_vf_sge *sg, uint32_t n, uint32_t need,
+		    struct sim_seg *segs);
+/* rkey, PD, QP and MR access, bounds at the responder; NULL if any fails. */
+uint8_t *sim_remote_resolve(struct sim_qp *resp, uint32_t rkey, uint64_t addr,
+			    uint32_t len, uint32_t access);
+/* The QP a request of req reaches, if it exists, can receive and is ours. */
+struct sim_qp *sim_find_responder(struct tv_sim *sim, struct sim_qp *req,
+				  uint32_t peer);
+void sim_seg_copy(const struct sim_seg *dst, uint32_t nd,
+		  const struct sim_seg *src, uint32_t ns);
+/* The local segments of a posted WR (inline or resolved); 0 or -EACCES. */
+int sim_swr_local(struct sim_qp *req, const struct sim_swr *swr,
+		  struct sim_seg *local);
+
 int sim_xfer_transmit(struct tv_sim *sim, struct sim_qp *qp);
+/* Schedule the early parts of the WR at idx, delivered at arrive_ns. */
+int sim_place_schedule(struct tv_sim *sim, struct sim_qp *qp, uint64_t idx,
+		       uint64_t arrive_ns);
+bool sim_xfer_place(struct tv_sim *sim, const struct sim_ev *ev);
 bool sim_xfer_deliver(struct tv_sim *sim, const struct sim_ev *ev);
 bool sim_xfer_ack(struct tv_sim *sim, const struct sim_ev *ev);
 bool sim_xfer_retx(struct tv_sim *sim, const struct sim_ev *ev);

@@ -51,6 +51,8 @@ static int sim_config_check(const struct tv_sim_config *in,
 	/* MR keys hold the slot in 24 bits. */
 	if (cfg.max_mr >= (1u << 24) || cfg.max_qp_rd_atom > 255)
 		return -EINVAL;
+	if (!tv_sim_placement_str(cfg.placement))
+		return -EINVAL;
 	*out_p = cfg;
 	return 0;
 }
@@ -104,6 +106,9 @@ int tv_sim_create(const struct tv_sim_config *cfg, struct tv_sim **sim_p)
 	tv_prng_init(&sim->root, sim->cfg.seed);
 	tv_prng_fork(&sim->root, &sim->tie_prng);
 	tv_prng_fork(&sim->root, &sim->net_prng);
+	/* Not forked: a run in order draws nothing from it, and the root's
+	 * streams (workloads fork theirs) stay what they were. */
+	tv_prng_init(&sim->place_prng, sim->cfg.seed ^ 0x706c616365ull);
 	for (uint32_t i = 0; i < n; i++)
 		sim_node_init(sim, i);
 	for (size_t i = 0; i < (size_t)n * n; i++)

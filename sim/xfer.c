@@ -12,11 +12,6 @@
 
 #include "sim_priv.h"
 
-struct sim_seg {
-	uint8_t *p;
-	uint32_t len;
-};
-
 enum xfer_result {
 	XR_OK,    /* executed; ACK or read response goes back */
 	XR_NAK,   /* the responder refused it; a NAK goes back */
@@ -78,6 +73,12 @@ static uint64_t link_send(struct tv_sim *sim, uint32_t from, uint32_t to,
 	return arrive;
 }
 
+static bool wants_local_write(enum tv_vf_wr_opcode op)
+{
+	return op == TV_WR_RDMA_READ || op == TV_WR_ATOMIC_CMP_AND_SWP ||
+	       op == TV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
 static int xfer_transmit_one(struct tv_sim *sim, struct sim_qp *qp,
 			     uint32_t peer)
 {
@@ -86,7 +87,8 @@ static int xfer_transmit_one(struct tv_sim *sim, struct sim_qp *qp,
 		.kind = SIM_EV_DELIVER, .node = qp->node->id,
 		.qpn = qp->base.qp_num, .gen = qp->tx_gen,
 	};
-	uint64_t len = swr->opcode == TV_WR_RDMA_READ ? 0 : swr->length;
+	/* Reads and atomics carry no payload out; their responses do. */
+	uint64_t len = wants_local_write(swr->opcode) ? 0 : swr->length;
 	uint64_t arrive;
 	int ret;
 
@@ -97,6 +99,8 @@ static int xfer_transmit_one(struct tv_sim *sim, struct sim_qp *qp,
 	if (arrive < qp->last_arrival_ns)
 		arrive = qp->last_arrival_ns;
 	ret = sim_schedule(sim, arrive, &ev);
+	if (!ret)
+		ret = sim_place_schedule(sim, qp, qp->sq_tx, arrive);
 	if (ret)
 		return ret;
 	qp->last_arrival_ns = arrive;
@@ -121,7 +125,7 @@ int sim_xfer_transmit(struct tv_sim *sim, struct sim_qp *qp)
 /* ---- checks ---------------------------------------------------------------- */
 
 /* Local SGEs against the node's MRs: key, PD, bounds, access. */
-static int sge_resolve(struct sim_node *node, struct tv_vf_pd *pd,
+int sim_sge_resolve(struct sim_node *node, struct tv_vf_pd *pd,
 		       const struct tv_vf_sge *sg, uint32_t n, uint32_t need,
 		       struct sim_seg *segs)
 {
@@ -148,7 +152,7 @@ static int sge_resolve(struct sim_node *node, struct tv_vf_pd *pd,
 }
 
 /* rkey, PD, access and bounds at the responder; NULL if any fails. */
-static uint8_t *remote_resolve(struct sim_qp *resp, uint32_t rkey,
+uint8_t *sim_remote_resolve(struct sim_qp *resp, uint32_t rkey,
 			       uint64_t addr, uint32_t len, uint32_t access)
 {
 	struct sim_mr *mr;
@@ -167,7 +171,7 @@ static uint8_t *remote_resolve(struct sim_qp *resp, uint32_t rkey,
 }
 
 /* The QP our request reaches, if it exists, can receive and is ours. */
-static struct sim_qp *find_responder(struct tv_sim *sim, struct sim_qp *req,
+struct sim_qp *sim_find_responder(struct tv_sim *sim, struct sim_qp *req,
 				     uint32_t peer)
 {
 	struct sim_qp *resp;
@@ -185,7 +189,7 @@ static struct sim_qp *find_responder(struct tv_sim *sim, struct sim_qp *req,
 	return resp;
 }
 
-static void seg_copy(const struct sim_seg *dst, uint32_t nd,
+void sim_seg_copy(const struct sim_seg *dst, uint32_t nd,
 		     const struct sim_seg *src, uint32_t ns)
 {
 	uint32_t di = 0, si = 0, doff = 0, soff = 0;
@@ -257,7 +261,7 @@ static void exec_write(struct tv_sim *sim, struct sim_qp *resp,
 	}
 	/* A zero-length write names no memory: no rkey check (IBA 9.4.1). */
 	if (swr->length) {
-		dst.p = remote_resolve(resp, swr->rkey, swr->remote_addr,
+		dst.p = sim_remote_resolve(resp, swr->rkey, swr->remote_addr,
 				       swr->length, TV_ACCESS_REMOTE_WRITE);
 		if (!dst.p) {
 			out_nak(out, TV_WC_REM_ACCESS_ERR);
@@ -265,7 +269,7 @@ static void exec_write(struct tv_sim *sim, struct sim_qp *resp,
 			return;
 		}
 		dst.len = swr->length;
-		seg_copy(&dst, 1, local, swr->num_sge);
+		sim_seg_copy(&dst, 1, local, swr->num_sge);
 		sim->stats.bytes_moved += swr->length;
 	}
 	if (imm) {
@@ -301,7 +305,7 @@ static void exec_send(struct tv_sim *sim, struct sim_qp *resp,
 		out_nak(out, TV_WC_REM_INV_REQ_ERR);
 		return;
 	}
-	if (sge_resolve(resp->node, resp->base.pd, rwr->sges, rwr->num_sge,
+	if (sim_sge_resolve(resp->node, resp->base.pd, rwr->sges, rwr->num_sge,
 			TV_ACCESS_LOCAL_WRITE, rsegs)) {
 		resp->rq_head++;
 		push_recv_cqe(sim, resp, wr_id, TV_WC_LOC_PROT_ERR, TV_WC_RECV,
@@ -310,7 +314,7 @@ static void exec_send(struct tv_sim *sim, struct sim_qp *resp,
 		out_nak(out, TV_WC_REM_OP_ERR);
 		return;
 	}
-	seg_copy(rsegs, rwr->num_sge, local, swr->num_sge);
+	sim_seg_copy(rsegs, rwr->num_sge, local, swr->num_sge);
 	sim->stats.bytes_moved += swr->length;
 	resp->rq_head++;
 	push_recv_cqe(sim, resp, wr_id, TV_WC_SUCCESS, TV_WC_RECV,
@@ -325,7 +329,7 @@ static void exec_read(struct tv_sim *sim, struct sim_qp *resp,
 	struct sim_seg src;
 
 	if (swr->length) {
-		src.p = remote_resolve(resp, swr->rkey, swr->remote_addr,
+		src.p = sim_remote_resolve(resp, swr->rkey, swr->remote_addr,
 				       swr->length, TV_ACCESS_REMOTE_READ);
 		if (!src.p) {
 			out_nak(out, TV_WC_REM_ACCESS_ERR);
@@ -334,33 +338,77 @@ static void exec_read(struct tv_sim *sim, struct sim_qp *resp,
 		}
 		src.len = swr->length;
 		/* The local SGEs were checked for LOCAL_WRITE already. */
-		seg_copy(local, swr->num_sge, &src, 1);
+		sim_seg_copy(local, swr->num_sge, &src, 1);
 		sim->stats.bytes_moved += swr->length;
 	}
 	out->res = XR_OK;
 	out->resp_len = swr->length;
 }
 
+/*
+ * An atomic on the responder's 8-byte word, in the host's byte order (the
+ * order the CPU that polls the word reads it in).  Alignment is checked
+ * after access, as rxe does: a misaligned target is an invalid request
+ * (IBA class C), and the responder's QP goes to error as for any NAK.
+ */
+static void exec_atomic(struct tv_sim *sim, struct sim_qp *resp,
+			const struct sim_swr *swr, const struct sim_seg *local,
+			struct xfer_out *out)
+{
+	struct sim_seg old_seg;
+	uint64_t old, val;
+	uint8_t *dst;
+
+	dst = sim_remote_resolve(resp, swr->rkey, swr->remote_addr, 8,
+				 TV_ACCESS_REMOTE_ATOMIC);
+	if (!dst || (swr->remote_addr & 7)) {
+		out_nak(out, dst ? TV_WC_REM_INV_REQ_ERR : TV_WC_REM_ACCESS_ERR);
+		sim_qp_to_err(sim, resp, TV_WC_WR_FLUSH_ERR);
+		return;
+	}
+	memcpy(&old, dst, sizeof(old));
+	if (swr->opcode == TV_WR_ATOMIC_FETCH_AND_ADD)
+		val = old + swr->compare_add;
+	else
+		val = old == swr->compare_add ? swr->swap : old;
+	memcpy(dst, &val, sizeof(val));
+	/* The old value goes back in the response: into the 8-byte SGE. */
+	old_seg = (struct sim_seg){ (uint8_t *)&old, sizeof(old) };
+	sim_seg_copy(local, swr->num_sge, &old_seg, 1);
+	sim->stats.bytes_moved += sizeof(old);
+	out->res = XR_OK;
+	out->resp_len = sizeof(old);
+}
+
+int sim_swr_local(struct sim_qp *req, const struct sim_swr *swr,
+		  struct sim_seg *local)
+{
+	uint32_t need = wants_local_write(swr->opcode) ? TV_ACCESS_LOCAL_WRITE :
+							 0;
+
+	if (swr->is_inline) {
+		/* Taken at post (swr_take_inline): no key to check. */
+		local[0] = (struct sim_seg){ swr->inline_buf, swr->length };
+		return 0;
+	}
+	return sim_sge_resolve(req->node, req->base.pd, swr->sges,
+			       swr->num_sge, need, local);
+}
+
 static void xfer_execute(struct tv_sim *sim, struct sim_qp *req,
 			 const struct sim_swr *swr, struct xfer_out *out)
 {
 	struct sim_seg local[SIM_MAX_SGE];
-	uint32_t need = swr->opcode == TV_WR_RDMA_READ ? TV_ACCESS_LOCAL_WRITE :
-							 0;
 	struct sim_qp *resp;
 
 	out->peer = sim_gid_node(sim, req->attr.dgid);
 	/* TensorFlow #23220: lkey 0 / unregistered source buffer. */
-	if (swr->is_inline) {
-		/* Taken at post (swr_take_inline): no key to check. */
-		local[0] = (struct sim_seg){ swr->inline_buf, swr->length };
-	} else if (sge_resolve(req->node, req->base.pd, swr->sges,
-			       swr->num_sge, need, local)) {
+	if (sim_swr_local(req, swr, local)) {
 		out->res = XR_LOCAL;
 		out->status = TV_WC_LOC_PROT_ERR;
 		return;
 	}
-	resp = find_responder(sim, req, out->peer);
+	resp = sim_find_responder(sim, req, out->peer);
 	if (!resp) {
 		out->res = XR_LOST;
 		return;
@@ -376,6 +424,10 @@ static void xfer_execute(struct tv_sim *sim, struct sim_qp *req,
 		break;
 	case TV_WR_RDMA_READ:
 		exec_read(sim, resp, swr, local, out);
+		break;
+	case TV_WR_ATOMIC_CMP_AND_SWP:
+	case TV_WR_ATOMIC_FETCH_AND_ADD:
+		exec_atomic(sim, resp, swr, local, out);
 		break;
 	}
 }

@@ -55,6 +55,8 @@ static const char *const wr_opcode_names[] = {
 	[TV_WR_RDMA_WRITE_WITH_IMM] = "RDMA_WRITE_WITH_IMM",
 	[TV_WR_SEND] = "SEND", [TV_WR_SEND_WITH_IMM] = "SEND_WITH_IMM",
 	[TV_WR_RDMA_READ] = "RDMA_READ",
+	[TV_WR_ATOMIC_CMP_AND_SWP] = "ATOMIC_CMP_AND_SWP",
+	[TV_WR_ATOMIC_FETCH_AND_ADD] = "ATOMIC_FETCH_AND_ADD",
 };
 
 static const char *name_of(const char *const *names, size_t n, uint32_t v)
@@ -68,6 +70,8 @@ static const char *wc_opcode_name(uint32_t op)
 	case TV_WC_SEND: return "SEND";
 	case TV_WC_RDMA_WRITE: return "RDMA_WRITE";
 	case TV_WC_RDMA_READ: return "RDMA_READ";
+	case TV_WC_COMP_SWAP: return "COMP_SWAP";
+	case TV_WC_FETCH_ADD: return "FETCH_ADD";
 	case TV_WC_RECV: return "RECV";
 	case TV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
 	}

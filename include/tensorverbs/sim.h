@@ -41,6 +41,35 @@ struct tv_sim_link {
 	uint64_t bytes_per_sec;   /* 0 = infinite */
 };
 
+/*
+ * The IB spec promises nothing about the order in which the bytes of one
+ * RDMA write reach the responder's memory, only that all of them are there
+ * when its completion (or a later in-order operation) is seen.
+ *  IN_ORDER: every byte lands at once, when the write is delivered.
+ *  RANDOM8: the write's naturally aligned 8-byte words land in up to
+ *    TV_SIM_PLACE_GROUPS groups at seeded times between its first byte
+ *    leaving and its delivery, the groups in seeded order: a reader
+ *    polling a word of the destination can see it before the others.
+ *  BLOCK128: the same with aligned 128-byte blocks (each in order
+ *    inside), as devices that guarantee only ..._ALIGNED_128_BYTES do.
+ * Which group a unit belongs to is drawn per unit for small writes, and
+ * dealt round-robin (groups in seeded order) past TV_SIM_PLACE_DRAWN
+ * units, so that placing a large write costs what copying it does.
+ */
+enum tv_sim_placement {
+	TV_SIM_PLACE_IN_ORDER = 0,
+	TV_SIM_PLACE_RANDOM8,
+	TV_SIM_PLACE_BLOCK128,
+};
+
+#define TV_SIM_PLACE_GROUPS 8u
+#define TV_SIM_PLACE_DRAWN 4096u
+
+const char *tv_sim_placement_str(enum tv_sim_placement placement);
+/* "in_order", "random8", "block128"; -EINVAL for anything else. */
+int tv_sim_placement_parse(const char *name,
+			   enum tv_sim_placement *placement_p);
+
 struct tv_sim_config {
 	uint64_t seed;
 	uint32_t num_nodes;
@@ -53,6 +82,10 @@ struct tv_sim_config {
 	enum tv_vf_mtu active_mtu;    /* default TV_MTU_4096 */
 	/* Per-node processing delay added to every delivery (ns). */
 	uint64_t jitter_ns_max;       /* 0 = none; drawn from the seed */
+	/* A device without RDMA atomics (atomic_cap TV_ATOMIC_NONE). */
+	bool no_atomics;
+	/* Where the bytes of one RDMA write land, and when (see below). */
+	enum tv_sim_placement placement;
 };
 
 void tv_sim_config_default(struct tv_sim_config *cfg);

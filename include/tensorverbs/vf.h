@@ -66,6 +66,8 @@ enum tv_vf_wc_opcode {
 	TV_WC_SEND = 0,
 	TV_WC_RDMA_WRITE = 1,
 	TV_WC_RDMA_READ = 2,
+	TV_WC_COMP_SWAP = 3,
+	TV_WC_FETCH_ADD = 4,
 	TV_WC_RECV = 128,
 	TV_WC_RECV_RDMA_WITH_IMM = 129,
 };
@@ -77,6 +79,23 @@ enum tv_vf_wr_opcode {
 	TV_WR_SEND = 2,
 	TV_WR_SEND_WITH_IMM = 3,
 	TV_WR_RDMA_READ = 4,
+	/*
+	 * 64-bit atomics on the remote word at remote_addr (8-byte aligned,
+	 * else the WR completes with TV_WC_REM_INV_REQ_ERR): the old value
+	 * lands in the one local 8-byte SGE, which needs LOCAL_WRITE.
+	 * compare_add is the value to compare (CAS) or to add (FAA); swap the
+	 * value stored when the compare matched.  Little-endian words (the
+	 * byte order of the hosts we run on, as the NIC reads host memory).
+	 */
+	TV_WR_ATOMIC_CMP_AND_SWP = 5,
+	TV_WR_ATOMIC_FETCH_AND_ADD = 6,
+};
+
+/* Same values as enum ibv_atomic_cap. */
+enum tv_vf_atomic_cap {
+	TV_ATOMIC_NONE = 0,
+	TV_ATOMIC_HCA = 1,  /* atomic among this HCA's operations */
+	TV_ATOMIC_GLOB = 2, /* atomic with the CPU's too */
 };
 
 enum tv_vf_send_flags {
@@ -97,6 +116,7 @@ enum tv_vf_access {
 	TV_ACCESS_LOCAL_WRITE = 1,
 	TV_ACCESS_REMOTE_WRITE = 1u << 1,
 	TV_ACCESS_REMOTE_READ = 1u << 2,
+	TV_ACCESS_REMOTE_ATOMIC = 1u << 3,
 };
 
 enum tv_vf_qp_state {
@@ -158,6 +178,7 @@ struct tv_vf_device_attr {
 	uint32_t max_qp_rd_atom;
 	uint32_t max_qp_init_rd_atom;
 	uint8_t phys_port_cnt;
+	enum tv_vf_atomic_cap atomic_cap;
 };
 
 struct tv_vf_port_attr {
@@ -267,6 +288,8 @@ struct tv_vf_send_wr {
 	uint32_t imm_data; /* host order; the wire order is the backend's job */
 	uint64_t remote_addr;
 	uint32_t rkey;
+	uint64_t compare_add; /* atomics: see TV_WR_ATOMIC_* */
+	uint64_t swap;
 };
 
 struct tv_vf_recv_wr {
@@ -524,6 +547,9 @@ struct tv_vf_connect_cfg {
 	uint8_t sl;
 	uint8_t traffic_class;
 	uint8_t max_rd_atomic; /* 0: min(16, device max_qp_rd_atom) */
+	/* What the peer may do to us; 0: LOCAL_WRITE | REMOTE_WRITE |
+	 * REMOTE_READ (add REMOTE_ATOMIC to be an atomics target). */
+	uint32_t access;
 };
 
 void tv_vf_connect_cfg_default(struct tv_vf_connect_cfg *cfg);
