@@ -366,12 +366,18 @@ static void exec_atomic(struct tv_sim *sim, struct sim_qp *resp,
 		sim_qp_to_err(sim, resp, TV_WC_WR_FLUSH_ERR);
 		return;
 	}
-	memcpy(&old, dst, sizeof(old));
+	/*
+	 * One 8-byte load and store: a thread polling the word (a waiter
+	 * while another thread drives the world) sees the old or the new
+	 * value, and release orders the data placed before it, as the NIC's
+	 * ordered writes do for a poller on real hardware.
+	 */
+	old = __atomic_load_n((uint64_t *)(void *)dst, __ATOMIC_RELAXED);
 	if (swr->opcode == TV_WR_ATOMIC_FETCH_AND_ADD)
 		val = old + swr->compare_add;
 	else
 		val = old == swr->compare_add ? swr->swap : old;
-	memcpy(dst, &val, sizeof(val));
+	__atomic_store_n((uint64_t *)(void *)dst, val, __ATOMIC_RELEASE);
 	/* The old value goes back in the response: into the 8-byte SGE. */
 	old_seg = (struct sim_seg){ (uint8_t *)&old, sizeof(old) };
 	sim_seg_copy(local, swr->num_sge, &old_seg, 1);
