@@ -20,44 +20,46 @@
 static const struct tv_flt_point_info points[] = {
 	{ "vf/ack/drop", "an ACK is lost: an ACK write is posted as a "
 	  "zero-length write without immediate; an ACK riding on a tensor "
-	  "write loses its flag, the data still lands", NULL, false, false },
+	  "write loses its flag, the data still lands", NULL, false, false,
+	  "rendezvous" },
 	{ "vf/msg/drop/TENSOR_REQUEST", "a TENSOR_REQUEST message is lost",
-	  NULL, false, false },
+	  NULL, false, false, "rendezvous" },
 	{ "vf/msg/drop/META_DATA_UPDATE", "a META_DATA_UPDATE message is "
-	  "lost", NULL, false, false },
+	  "lost", NULL, false, false, "rendezvous" },
 	{ "vf/msg/drop/TENSOR_RE_REQUEST", "a TENSOR_RE_REQUEST message is "
-	  "lost", NULL, false, false },
+	  "lost", NULL, false, false, "rendezvous" },
 	{ "vf/msg/drop/ERROR_STATUS", "an ERROR_STATUS message is lost",
-	  NULL, false, false },
+	  NULL, false, false, "rendezvous" },
 	{ "vf/write/drop", "a tensor write (imm = request index) is lost, "
-	  "with any ACK riding on it", NULL, true, false },
+	  "with any ACK riding on it", NULL, true, false, "rendezvous" },
 	{ "vf/write/dup", "a tensor write is delivered twice (the extra copy "
-	  "carries no ACK)", NULL, false, false },
+	  "carries no ACK)", NULL, false, false, "rendezvous" },
 	{ "vf/qp/error", "the QP moves to ERR just before a post (as after "
-	  "retry exceeded): outstanding work flushes", NULL, false, false },
+	  "retry exceeded): outstanding work flushes", NULL, false, false, NULL },
 	{ "vf/reg_mr/fail", "memory registration fails", "errno (default "
-	  "ENOMEM)", true, false },
+	  "ENOMEM)", true, false, NULL },
 	{ "vf/recv/drop", "a receive is not posted (RNR at the sender)",
-	  NULL, true, false },
+	  NULL, true, false, "rendezvous" },
 	{ "vf/cq/reorder", "a poll returns receive completions ahead of send "
-	  "completions (RC orders each queue, not the two)", NULL, false, false },
+	  "completions (RC orders each queue, not the two)", NULL, false, false, NULL },
 	{ "vf/cq/delay", "a poll returns nothing although completions wait: "
 	  "they come at a later poll", "ns until the caller is woken "
-	  "(default 100 us)", false, false },
+	  "(default 100 us)", false, false, NULL },
 	{ "engine/alloc", "an engine allocation (request, response, tag, "
-	  "tensor, channel, cache entry) fails", NULL, true, false },
+	  "tensor, channel, cache entry) fails", NULL, true, false,
+	  "rendezvous" },
 	{ "tv_pool/calloc", "the registered pool's bookkeeping allocation "
-	  "fails", NULL, true, false },
+	  "fails", NULL, true, false, "rendezvous" },
 	{ "tv_pool/malloc", "the registered pool's block descriptor "
-	  "allocation fails", NULL, true, false },
+	  "allocation fails", NULL, true, false, "rendezvous" },
 	{ "tv_pool/realloc", "growing the pool's block or free-range table "
-	  "fails", NULL, true, false },
+	  "fails", NULL, true, false, "rendezvous" },
 	{ "tv_pool/memalign", "allocating a pool block's memory fails", NULL,
-	  true, false },
+	  true, false, "rendezvous" },
 	{ "sim/deliver/delay", "a delivery in the simulator is delayed",
-	  "extra ns (default 1 ms)", false, true },
+	  "extra ns (default 1 ms)", false, true, NULL },
 	{ "sim/cq/overflow", "a completion queue overflows: the completion is "
-	  "lost, the CQ is unusable, its QPs go to ERR", NULL, true, true },
+	  "lost, the CQ is unusable, its QPs go to ERR", NULL, true, true, NULL },
 	/*
 	 * Hit by the scenario runner (cli/runner_crash.c), not by a library:
 	 * last in the list, so that the swarm's draws for the points above
@@ -65,7 +67,18 @@ static const struct tv_flt_point_info points[] = {
 	 */
 	{ "node/crash", "a node crashes (its engine is destroyed) and "
 	  "restarts after arg ns with a fresh engine", "ns until the restart "
-	  "(default 2 ms)", true, true },
+	  "(default 2 ms)", true, true, NULL },
+	/* The port-channel engine's (engine/port/ and its workload). */
+	{ "port/fifo/full", "a producer finds the proxy FIFO full: its push "
+	  "waits and tries again", NULL, false, false, "port" },
+	{ "port/proxy/stall", "the proxy thread stalls: no trigger taken, no "
+	  "completion polled for a while", "ns (default 100 us)", false,
+	  false, "port" },
+	{ "port/producer/stall", "a producer stalls before its next "
+	  "operation", "ns (default 100 us)", false, false, "port" },
+	{ "port/sem/delay", "a semaphore signal is posted late, and the posts "
+	  "behind it on its connection", "ns (default 50 us)", false, false,
+	  "port" },
 };
 
 #define NPOINTS (sizeof(points) / sizeof(points[0]))

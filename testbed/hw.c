@@ -574,6 +574,13 @@ static bool hw_applicable(const struct tv_tb_scenario *sc, char *why,
 		snprintf(why, cap, "sim.jitter_ns_max is simulator-only");
 		return false;
 	}
+	/* sim.placement is the simulator's model of what devices do; a
+	 * device does what it does, so it stays allowed. */
+	if (sc->no_atomics) {
+		snprintf(why, cap, "sim.atomics is simulator-only (a device "
+			 "has atomics or not)");
+		return false;
+	}
 	return hw_faults_ok(sc->faults, why, cap);
 }
 

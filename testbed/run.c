@@ -231,6 +231,8 @@ static int create_sim(struct tv_tb_run *r)
 	cfg.num_nodes = sc->nodes;
 	cfg.link = sc->link;
 	cfg.jitter_ns_max = sc->jitter_ns_max;
+	cfg.placement = sc->placement;
+	cfg.no_atomics = sc->no_atomics;
 	rc = tv_sim_create(&cfg, &r->sim);
 	if (rc) {
 		tv_tb_fail(r, TV_TB_FK_RUNNER, "tv_sim_create: %s",

@@ -27,7 +27,7 @@ static void fault_fired(void *ctx, const char *point, uint64_t hit)
 		r->res.point_last_hit[pt - pts] = hit;
 	}
 	r->fires++;
-	if (tv_tb_point_may_fail(point))
+	if (tv_tb_workload_may_fail(r->ops, point))
 		r->unrecoverable_fires++;
 	if (!strcmp(point, "sim/cq/overflow"))
 		r->chk.overflow_fires++;

@@ -38,7 +38,8 @@ static const char *const link_override_keys[] = {
 	NULL
 };
 static const char *const sim_keys[] = {
-	"jitter_ns_max", "deadline_ns", "max_events", NULL
+	"jitter_ns_max", "deadline_ns", "max_events", "placement", "atomics",
+	NULL
 };
 static const char *const late_keys[] = { "node", "start_ns", NULL };
 
@@ -96,10 +97,32 @@ static int parse_links(struct tv_ju *jc, json_t *arr, struct tv_tb_scenario *sc)
 	return 0;
 }
 
+/* "placement": "in_order" (default), "random8", "block128" (sim.h). */
+static int parse_placement(struct tv_ju *jc, json_t *sim,
+			   enum tv_sim_placement *placement_p)
+{
+	char *name = NULL;
+	int rc;
+
+	if (tv_ju_get_str(jc, "$.sim", sim, "placement", false, &name))
+		return -EINVAL;
+	if (!name) {
+		*placement_p = TV_SIM_PLACE_IN_ORDER;
+		return 0;
+	}
+	rc = tv_sim_placement_parse(name, placement_p);
+	free(name);
+	if (rc)
+		return tv_ju_fail(jc, "$.sim.placement", "must be \"in_order\", "
+				  "\"random8\" or \"block128\"");
+	return 0;
+}
+
 static int parse_sim(struct tv_ju *jc, json_t *root, struct tv_tb_scenario *sc)
 {
 	json_t *sim = json_object_get(root, "sim");
 	json_t *empty = json_object();
+	bool atomics = true;
 	int rc = -EINVAL;
 
 	if (!empty)
@@ -115,8 +138,11 @@ static int parse_sim(struct tv_ju *jc, json_t *root, struct tv_tb_scenario *sc)
 	    tv_ju_get_uint(jc, "$.sim", sim, "max_events",
 			   SC_DEFAULT_MAX_EVENTS, UINT64_MAX, &sc->max_events) ||
 	    tv_ju_get_bool(jc, "$", root, "allow_error_completions", false,
-			   &sc->allow_error_completions))
+			   &sc->allow_error_completions) ||
+	    tv_ju_get_bool(jc, "$.sim", sim, "atomics", true, &atomics) ||
+	    parse_placement(jc, sim, &sc->placement))
 		goto out;
+	sc->no_atomics = !atomics;
 	rc = 0;
 out:
 	json_decref(empty);
@@ -128,11 +154,25 @@ static int parse_faults(struct tv_ju *jc, json_t *root,
 {
 	json_t *plan = json_object_get(root, "faults");
 	char err[TV_TB_PLAN_ERR_MAX];
+	json_t *r;
+	size_t i;
 
 	if (!plan)
 		return 0;
 	if (tv_tb_plan_validate(plan, err, sizeof(err)))
 		return tv_ju_fail(jc, "$.faults", "%s", err);
+	json_array_foreach(plan, i, r) {
+		const char *p = json_string_value(json_object_get(r, "point"));
+		const struct tv_flt_point_info *info = tv_flt_point_find(p);
+		char path[TV_JU_PATH_MAX];
+
+		tv_ju_path_idx(path, "$.faults", i);
+		if (!tv_tb_workload_has_point(sc->ops, p))
+			return tv_ju_fail(jc, path, "%s belongs to the %s "
+					  "workload, not to %s", p,
+					  info ? info->workload : "?",
+					  sc->ops->name);
+	}
 	sc->faults = json_deep_copy(plan);
 	return sc->faults ? 0 : -ENOMEM;
 }

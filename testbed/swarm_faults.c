@@ -40,6 +40,12 @@ static int rule_arg(struct tv_prng *g, json_t *rule, const char *point)
 	static const int errnos[] = { 0, EINVAL, EFAULT };
 	int e;
 
+	/* Stalls and late signals: 1 us .. 1 ms. */
+	if (!strcmp(point, "port/proxy/stall") ||
+	    !strcmp(point, "port/producer/stall") ||
+	    !strcmp(point, "port/sem/delay"))
+		return json_object_set_new(rule, "arg", json_integer(
+			(json_int_t)tv_tb_gen_log_uniform(g, 1000, 1000000)));
 	if (!strcmp(point, "sim/deliver/delay"))
 		return json_object_set_new(rule, "arg", json_integer(
 			(json_int_t)tv_tb_gen_log_uniform(g, 1000, 50000000)));
@@ -130,7 +136,7 @@ static json_t *gen_crash_rule(struct tv_prng *g, bool storm)
  * storm.
  */
 int tv_tb_swarm_gen_faults(struct tv_prng *g, json_t *root, uint32_t without,
-			   uint64_t span)
+			   uint64_t span, const struct tv_tb_workload_ops *wl)
 {
 	const struct tv_flt_point_info *pts;
 	uint64_t mode = below(g, 10);
@@ -142,9 +148,14 @@ int tv_tb_swarm_gen_faults(struct tv_prng *g, json_t *root, uint32_t without,
 		return -ENOMEM;
 	pts = tv_flt_points(&n);
 	for (size_t i = 0; i < n && mode > 0; i++) {
-		bool eligible = mode >= 6 || !tv_tb_point_may_fail(pts[i].name);
+		bool eligible = mode >= 6 ||
+				!tv_tb_workload_may_fail(wl, pts[i].name);
 		json_t *r;
 
+		/* Another workload's point: no draw at all, so that adding
+		 * a workload's points changes no other workload's seeds. */
+		if (!tv_tb_workload_has_point(wl, pts[i].name))
+			continue;
 		if (!eligible || !chance(g, 1, 2))
 			continue;
 		if (!strcmp(pts[i].name, "node/crash"))

@@ -50,6 +50,8 @@ struct tv_tb_scenario {
 	size_t nlinks;
 	/* simulator */
 	uint64_t jitter_ns_max;
+	enum tv_sim_placement placement; /* inside one RDMA write */
+	bool no_atomics;           /* the devices have no RDMA atomics */
 	uint64_t deadline_ns;      /* virtual time limit of the run */
 	uint64_t max_events;
 	/* what counts as a failure */

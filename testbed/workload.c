@@ -91,3 +91,22 @@ void tv_tb_breakage_names(char *buf, size_t cap)
 							 "%s%s", used ? ", " : "",
 							 *b);
 }
+
+bool tv_tb_workload_has_point(const struct tv_tb_workload_ops *wl,
+			      const char *point)
+{
+	const struct tv_flt_point_info *info = tv_flt_point_find(point);
+
+	return info && (!info->workload || !strcmp(info->workload, wl->name));
+}
+
+bool tv_tb_workload_may_fail(const struct tv_tb_workload_ops *wl,
+			     const char *point)
+{
+	if (tv_tb_point_may_fail(point))
+		return true;
+	for (const char *const *p = wl->unrecoverable_points; p && *p; p++)
+		if (!strcmp(*p, point))
+			return true;
+	return false;
+}

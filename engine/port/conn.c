@@ -46,7 +46,7 @@ void port_conn_fail(struct tv_port_conn *conn, int code, const char *fmt, ...)
 	port_emit(conn->ctx, &ev);
 }
 
-/* ---- set-up ------------------------------------------------------------------ */
+/* ---- set-up -------------------------------------------------------------- */
 
 static int conn_alloc(struct tv_port_ctx *ctx, struct tv_port_conn *conn)
 {
@@ -238,7 +238,7 @@ void tv_port_conn_stats(const struct tv_port_conn *conn,
 	st_p->completed = conn->completed;
 }
 
-/* ---- posting --------------------------------------------------------------------- */
+/* ---- posting ------------------------------------------------------------- */
 
 static const char *op_name(enum tv_port_post_op op)
 {
@@ -433,7 +433,7 @@ int tv_port_conn_update_and_sync(struct tv_port_conn *conn,
 	return 0;
 }
 
-/* ---- completions ------------------------------------------------------------------- */
+/* ---- completions --------------------------------------------------------- */
 
 static int poll_send(struct tv_port_conn *conn)
 {

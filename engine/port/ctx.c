@@ -150,7 +150,7 @@ void port_emit(const struct tv_port_ctx *ctx, struct tv_port_event *ev)
 		ctx->cfg.observe(ctx->cfg.observe_ctx, ev);
 }
 
-/* ---- memory ---------------------------------------------------------------- */
+/* ---- memory -------------------------------------------------------------- */
 
 int tv_port_mem_register(struct tv_port_ctx *ctx, void *addr,
 			 size_t size_bytes, struct tv_port_mem **mem_p)

@@ -76,7 +76,7 @@ void tv_port_trigger_unpack(const struct tv_port_trigger *t,
 	f_p->sem_id = (uint32_t)((t->snd >> SND_SEM_SHIFT) & SEM_MASK);
 }
 
-/* ---- the ring ------------------------------------------------------------------ */
+/* ---- the ring ------------------------------------------------------------ */
 
 int tv_port_fifo_create(uint32_t size, uint32_t test_breakage,
 			const struct tv_port_fifo_vis *vis, void *vis_ctx,

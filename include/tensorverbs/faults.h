@@ -38,6 +38,12 @@ struct tv_flt_point_info {
 	 * equivalent, so a run on real verbs cannot inject it.
 	 */
 	bool sim_only;
+	/*
+	 * The workload whose engine the point is about (its messages, its
+	 * allocations), or NULL: every workload's (verbs, the simulator,
+	 * nodes).  A scenario arms only its own workload's and common ones.
+	 */
+	const char *workload;
 };
 
 /* Every point, in a stable order. */

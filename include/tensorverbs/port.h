@@ -77,7 +77,8 @@ enum tv_port_breakage {
 	TV_PORT_BREAK_SENTINEL = 1u << 0,
 	/* A semaphore reused without zeroing its counters (#795). */
 	TV_PORT_BREAK_NO_SEM_RESET = 1u << 1,
-	/* No bound on in-flight work: the CQ overflows (#415/#808). */
+	/* No bound on in-flight work, completions polled only by flushes:
+	 * the CQ overflows (#415/#808). */
 	TV_PORT_BREAK_NO_FLOW_CONTROL = 1u << 2,
 	/* A flush blocks the proxy until its connection drains (#802). */
 	TV_PORT_BREAK_BLOCKING_FLUSH = 1u << 3,
@@ -153,7 +154,7 @@ size_t tv_port_mem_size(const struct tv_port_mem *mem);
 void tv_port_mem_handle(const struct tv_port_mem *mem,
 			struct tv_port_mem_handle *h_p);
 
-/* ---- connections ----------------------------------------------------------- */
+/* ---- connections --------------------------------------------------------- */
 
 struct tv_port_conn;
 
@@ -218,7 +219,7 @@ struct tv_port_conn_stats {
 void tv_port_conn_stats(const struct tv_port_conn *conn,
 			struct tv_port_conn_stats *st_p);
 
-/* ---- semaphores -------------------------------------------------------------- */
+/* ---- semaphores ---------------------------------------------------------- */
 
 struct tv_port_sem;
 
@@ -260,7 +261,7 @@ uint64_t tv_port_sem_expected(const struct tv_port_sem *sem);
 uint64_t tv_port_sem_outbound(const struct tv_port_sem *sem);
 struct tv_port_conn *tv_port_sem_conn(const struct tv_port_sem *sem);
 
-/* ---- the FIFO ------------------------------------------------------------------ */
+/* ---- the FIFO ------------------------------------------------------------ */
 
 /*
  * A trigger: two 64-bit words, laid out as MSCCL++'s ProxyTrigger
@@ -337,7 +338,7 @@ void tv_port_fifo_apply_tail(struct tv_port_fifo *fifo, uint64_t tail);
 uint64_t tv_port_fifo_head(const struct tv_port_fifo *fifo);
 uint64_t tv_port_fifo_tail(const struct tv_port_fifo *fifo);
 
-/* ---- the proxy and port channels ---------------------------------------------- */
+/* ---- the proxy and port channels ----------------------------------------- */
 
 struct tv_port_proxy;
 struct tv_port_chan;
@@ -417,7 +418,7 @@ int tv_port_chan_flush_wait(struct tv_port_chan *chan, uint64_t pos,
 			    uint64_t deadline_ns);
 struct tv_port_sem *tv_port_chan_sem(const struct tv_port_chan *chan);
 
-/* ---- LL8 / LL16 packets ------------------------------------------------------------ */
+/* ---- LL8 / LL16 packets -------------------------------------------------- */
 
 /*
  * LL16: 16 bytes {data1, flag1, data2, flag2} (32-bit little-endian
@@ -444,7 +445,7 @@ size_t tv_port_ll16_unpack(const void *pkt, void *data, size_t len_bytes,
 size_t tv_port_ll8_unpack(const void *pkt, void *data, size_t len_bytes,
 			  uint32_t flag);
 
-/* ---- events, for checkers and traces -------------------------------------------------- */
+/* ---- events, for checkers and traces ------------------------------------- */
 
 enum tv_port_event_kind {
 	TV_PORT_EV_PUSH = 1,      /* a producer committed a trigger: pos */

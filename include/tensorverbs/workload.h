@@ -252,12 +252,20 @@ json_t *tv_tb_plan_one_shot_rule(json_t *sc);
 double tv_tb_gen_unit(struct tv_prng *p);
 uint64_t tv_tb_gen_log_uniform(struct tv_prng *p, uint64_t lo, uint64_t hi);
 /*
- * Appends "faults" to root: a fault mix drawn from p (each eligible kind
- * on or off, then its rate), as every workload's generator does.
- * span_ns: the virtual time the workload spans (rule windows lie in it).
+ * Appends "faults" to root: a fault mix drawn from p (each of the
+ * workload's eligible kinds on or off, then its rate), as every
+ * workload's generator does.  span_ns: the virtual time the workload
+ * spans (rule windows lie in it).
  */
 int tv_tb_swarm_gen_faults(struct tv_prng *p, json_t *root, uint32_t without,
-			   uint64_t span_ns);
+			   uint64_t span_ns,
+			   const struct tv_tb_workload_ops *wl);
+/* May operations of wl fail (not just recover) once point fired? */
+bool tv_tb_workload_may_fail(const struct tv_tb_workload_ops *wl,
+			     const char *point);
+/* May a scenario of wl arm point (its own, or a common one)? */
+bool tv_tb_workload_has_point(const struct tv_tb_workload_ops *wl,
+			      const char *point);
 
 /* ---- drawings --------------------------------------------------------------- */
 
@@ -488,6 +496,14 @@ struct tv_tb_workload_ops {
 	void (*state_free)(void *st);
 	void (*summary)(const struct tv_tb_run *run, const void *st,
 			enum tv_tb_summary_part part, FILE *out);
+
+	/*
+	 * -- faults: common points this workload cannot recover from, on
+	 * top of those the catalogue says may fail (NULL-terminated; a
+	 * connection error is routine for one protocol, fatal for another).
+	 * A plan may arm common points and the workload's own (faults.h).
+	 */
+	const char *const *unrecoverable_points;
 
 	/* -- deliberately broken variants (TV_BREAK), NULL-terminated -- */
 	const char *const *breakages;

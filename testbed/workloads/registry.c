@@ -8,8 +8,10 @@
 #include <tensorverbs/workload.h>
 
 extern const struct tv_tb_workload_ops tv_rendezvous_workload;
+extern const struct tv_tb_workload_ops tv_port_workload;
 
 const struct tv_tb_workload_ops *const tb_builtin_workloads[] = {
 	&tv_rendezvous_workload,
+	&tv_port_workload,
 	NULL,
 };

@@ -10,6 +10,8 @@
 
 #include <tensorverbs/workload.h>
 
+extern const struct tv_tb_workload_ops tv_rendezvous_workload;
+
 /* swarm_gen.c */
 int rv_generate(uint64_t seed, uint32_t without, json_t **sc_p);
 /* shrink.c */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <tensorverbs/faults.h>
+#include <tensorverbs/workload.h>
 #include <tensorverbs/sim.h>
 #include <tensorverbs/tensor.h>
 
@@ -342,7 +343,7 @@ int rv_generate(uint64_t seed, uint32_t without, json_t **sc_p)
 	if (!rc)
 		rc = tv_tb_swarm_gen_faults(&g.p, sc, without,
 					    json_array_size(json_object_get(sc, "steps")) *
-					    g.interval_ns);
+					    g.interval_ns, &tv_rendezvous_workload);
 	for (uint32_t a = 0; a < GEN_MAX_NODES; a++)
 		for (uint32_t j = 0; j < GEN_NAMES; j++)
 			json_decref(g.last[a][j].send);
