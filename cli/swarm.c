@@ -18,10 +18,10 @@ static const char swarm_usage[] =
 	"                         [--keep-going] [--without POINT,...]\n"
 	"                         [--workload NAME]\n"
 	"\n"
-	"Swarm testing: seed S draws a workload's scenario (rendezvous: 2-5\n"
-	"nodes, 1-6 steps, tensors of every dtype up to 1 MiB, links, queue\n"
-	"depths, orders, sender errors) and a fault mix (each fault kind on or\n"
-	"off, its rate drawn), runs it with every invariant checked, for seeds\n"
+	"Swarm testing: seed S draws a scenario of one of the workloads (its\n"
+	"generator draws nodes, sizes, orders, links: docs/swarm.md) and a\n"
+	"fault mix of the points it may arm (each fault kind on or off, its\n"
+	"rate drawn), runs it with every invariant checked, for seeds\n"
 	"S .. S+N-1.\n"
 	"\n"
 	"options:\n"
@@ -37,7 +37,8 @@ static const char swarm_usage[] =
 	"\n"
 	"At a violation: writes DIR/seed-S.json and DIR/seed-S.jsonl, prints\n"
 	"the command that reproduces it and exits 1.  Exit 0: no violation.\n"
-	"TV_BREAK=no-ack-timeout breaks the engine on purpose (tests only).\n";
+	"TV_BREAK=NAME breaks an engine on purpose (tests of the tools only;\n"
+	"the names: a bad one lists them).\n";
 
 static int parse_opt(struct tv_tb_swarm_opts *a, int c, uint64_t *jobs_p)
 {
@@ -124,7 +125,7 @@ static void summary(const struct tv_tb_swarm_opts *a,
 	printf("%-30s %9" PRIu64 " %12s %11" PRIu64 "\n", "(no faults at all)",
 	       st->no_faults, "-", st->bad_no_faults);
 	printf("swarm: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64
-	       " transfers, %" PRIu64 " sim events, %u jobs, %.1f s: %.0f seeds/min; %"
+	       " operations, %" PRIu64 " sim events, %u jobs, %.1f s: %.0f seeds/min; %"
 	       PRIu64 " violations\n", st->done, a->first,
 	       a->first + a->seeds - 1, st->ops, st->events, a->jobs,
 	       st->secs, st->secs > 0 ? (double)st->done * 60.0 / st->secs : 0.0,

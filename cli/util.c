@@ -16,7 +16,7 @@ int cli_parse_u64(const char *s, uint64_t *v_p)
 int cli_breakage_from_env(const char *cmd, const char **name_p)
 {
 	const char *v = getenv("TV_BREAK");
-	char known[128];
+	char known[512];
 
 	if (!v || !*v) {
 		*name_p = NULL;

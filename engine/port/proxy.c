@@ -362,14 +362,16 @@ bool tv_port_proxy_idle(const struct tv_port_proxy *proxy)
 	return tv_port_fifo_head(proxy->fifo) == proxy->fifo->tail;
 }
 
+/* The earliest of the times still ahead: a stall's end, a hold's. */
 uint64_t tv_port_proxy_wake_ns(const struct tv_port_proxy *proxy)
 {
-	uint64_t t = proxy->stall_until_ns;
+	uint64_t now = port_now_ns(proxy->ctx);
+	uint64_t t = proxy->stall_until_ns > now ? proxy->stall_until_ns : 0;
 
 	for (uint32_t i = 0; i < proxy->nr_conns; i++) {
 		uint64_t h = proxy->conns[i]->hold_until_ns;
 
-		if (h && (!t || h < t))
+		if (h > now && (!t || h < t))
 			t = h;
 	}
 	return t;

@@ -62,10 +62,13 @@ static bool overlaps(const struct pt_put *a, const struct pt_put *b)
 	       b->dst_off < a->dst_off + a->len;
 }
 
-/* A later put, already pushed, may have landed over it: not decided. */
-static bool overtaken(const struct pt_dir *d, size_t i, size_t end)
+/*
+ * A later put, already pushed (one the same signal covers, or one after
+ * it), may have landed over it: its bytes are not decided.
+ */
+static bool overtaken(const struct pt_dir *d, size_t i)
 {
-	for (size_t q = end; q < d->nputs; q++)
+	for (size_t q = i + 1; q < d->nputs; q++)
 		if (overlaps(&d->puts[i], &d->puts[q]))
 			return true;
 	return false;
@@ -93,7 +96,7 @@ void pt_check_wait(struct pt_runner *r, struct pt_link *l, int dir,
 	for (size_t i = start; i < end; i++) {
 		const struct pt_put *p = &d->puts[i];
 
-		if (overtaken(d, i, end)) {
+		if (overtaken(d, i)) {
 			d->overtaken++;
 			r->overtaken++;
 			continue;
@@ -362,6 +365,25 @@ static bool program_done(const struct pt_runner *r, size_t prog)
 	return true;
 }
 
+/*
+ * Done, and none of its connections failed: a put nobody flushed or
+ * waited for after it may be lost with its connection (its error is the
+ * connection's, surfaced to whoever uses it next), so only a program
+ * whose connections all lived is held to the reference.
+ */
+static bool program_intact(const struct pt_runner *r, size_t prog)
+{
+	if (!program_done(r, prog))
+		return false;
+	for (size_t i = 0; i < r->sc->npairs; i++)
+		for (int e = 0; e < 2; e++)
+			if (r->sc->pairs[i].prog == prog &&
+			    r->links[i].conn[e] &&
+			    tv_port_conn_failed(r->links[i].conn[e]))
+				return false;
+	return true;
+}
+
 static void check_final(struct pt_runner *r, size_t prog)
 {
 	const struct pt_program *p = &r->sc->progs[prog];
@@ -427,7 +449,7 @@ void pt_check(struct tv_tb_run *run, void *st)
 				   r->nodes[n].npushed);
 	check_links(r);
 	for (size_t p = 0; p < r->sc->nprogs; p++)
-		if (program_done(r, p))
+		if (program_intact(r, p))
 			check_final(r, p);
 }
 

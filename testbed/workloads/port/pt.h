@@ -228,7 +228,6 @@ struct pt_node {
 	uint32_t remote_id[PT_MAX_NODES];
 	bool has_remote[PT_MAX_NODES];
 	bool proxy_due;            /* a proxy turn is scheduled */
-	uint64_t proxy_wake_ns;    /* a wake-up asked of the device */
 	/* the FIFO's visibility layer (lag_ns) */
 	struct pt_pending_slot *pending;   /* [fifo_size] */
 	uint64_t tail_to_publish;
@@ -329,6 +328,12 @@ void pt_trace_op(struct pt_runner *r, const struct pt_task_run *tr,
 		 const char *what, int code);
 void pt_show_parse(json_t *line, struct tv_tb_show_event *e);
 extern const struct tv_tb_draw pt_draw;
+
+/* swarm.c */
+#define PT_NEDITS 9
+int pt_generate(uint64_t seed, uint32_t without, json_t **sc_p);
+extern const struct tv_tb_shrink_edit *const pt_edits[PT_NEDITS];
+void pt_describe(json_t *sc, uint64_t ops, char *buf, size_t cap);
 
 /* workload.c */
 extern const struct tv_tb_workload_ops tv_port_workload;

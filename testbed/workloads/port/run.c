@@ -35,13 +35,15 @@ static void proxy_turn(struct pt_node *n)
 	}
 	if (did > 0)
 		pt_proxy_kick(n); /* more to do: after the others' turns */
-	/* A stall or a held post ends at a time: be woken then. */
+	/*
+	 * A stall or a held post ends at a time: be woken then.  Every turn
+	 * asks again: a device keeps one deadline, the earliest, and wakes
+	 * us there to ask for the later ones.
+	 */
 	wake = tv_port_proxy_wake_ns(n->proxy);
 	now = tv_sim_now_ns(tv_tb_run_sim(n->r->run));
-	if (wake > now && wake != n->proxy_wake_ns) {
-		n->proxy_wake_ns = wake;
+	if (wake > now)
 		tv_vf_wake_at(n->dev, wake);
-	}
 }
 
 static void proxy_cb(void *arg)

@@ -182,6 +182,18 @@ static int exec_wait(struct pt_task_run *tr, const struct pt_op *op)
 	return rc;
 }
 
+static bool peer_gone(const struct pt_task_run *tr, const struct pt_op *op)
+{
+	for (size_t i = 0; i < tr->r->sc->ntasks; i++) {
+		const struct pt_task_run *o = &tr->r->tasks[i];
+
+		if (o->t->prog == tr->t->prog && o->t->node == op->peer)
+			return o->state != PT_TASK_RUNNING &&
+			       o->state != PT_TASK_IDLE;
+	}
+	return true;
+}
+
 /*
  * Both ends of the link meet here: the second to come resets both
  * semaphores (no signal is in flight: the sender flushed, the receiver
@@ -202,7 +214,10 @@ static int exec_recycle(struct pt_task_run *tr, const struct pt_op *op)
 			pt_trace_op(tr->r, tr, "RECYCLE", 0);
 		}
 	}
-	return l->recycles >= tr->recycle_no ? 0 : -EAGAIN;
+	if (l->recycles >= tr->recycle_no)
+		return 0;
+	/* The other end ended (its error is its own): it will not come. */
+	return peer_gone(tr, op) ? -ECANCELED : -EAGAIN;
 }
 
 /* ---- local work ------------------------------------------------------------ */
@@ -344,6 +359,10 @@ static int op_error(struct pt_task_run *tr, const struct pt_op *op, int rc)
 	if (rc == -EIO)
 		return task_fail(tr, rc, "the connection to node %u failed: %s",
 				 op->peer, tv_port_conn_error(l->conn[e]));
+	if (rc == -ECANCELED)
+		return task_fail(tr, rc, "node %u's task ended before it met "
+				 "this one to recycle their semaphores",
+				 op->peer);
 	if (rc == -EPROTO)
 		return task_fail(tr, rc, "%s", tv_port_proxy_error(
 					 r->nodes[tr->t->node].proxy));
@@ -358,9 +377,8 @@ static int op_error(struct pt_task_run *tr, const struct pt_op *op, int rc)
 
 static bool op_timed_out(struct pt_task_run *tr, const struct pt_op *op)
 {
-	/* A wait's deadline is the engine's; a recycle waits for its peer,
-	 * whose own operations have deadlines. */
-	if (op->kind == PT_OP_WAIT || op->kind == PT_OP_RECYCLE)
+	/* A wait's deadline is the engine's. */
+	if (op->kind == PT_OP_WAIT)
 		return false;
 	return now(tr->r) >= tr->deadline_ns;
 }
@@ -373,6 +391,8 @@ static void blocked(struct pt_task_run *tr, const struct pt_op *op)
 		task_fail(tr, -ETIMEDOUT, "still blocked after %" PRIu64 " ns%s",
 			  now(tr->r) - tr->op_start_ns,
 			  op->kind == PT_OP_POLL ? " (packets not there)" :
+			  op->kind == PT_OP_RECYCLE ? " (its peer never came "
+			  "to recycle)" :
 			  tr->phase == 2 ? " (flush not done)" : " (FIFO full)");
 		return;
 	}

@@ -1,0 +1,464 @@
+/*
+ * The port workload's swarm generator and shrink edits (docs/swarm.md).
+ *
+ * A seed draws a world (2-5 nodes, a signal mode, a FIFO and CQ size, the
+ * FIFO's visibility lag, the simulator's placement mode, sometimes a
+ * device without atomics or a slow link), one to four programs of any
+ * kind with sizes from tiny to tens of KiB, and a fault mix from the
+ * points this workload may arm.  Shrinking drops programs, sequence
+ * operations and fault rules, and makes sizes and counts smaller.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pt.h"
+
+#define GEN_TIMEOUT_NS 1000000000ull /* generous: delays may pile up */
+
+struct gen {
+	struct tv_prng p;
+	uint32_t nodes;
+};
+
+static uint64_t below(struct gen *g, uint64_t n)
+{
+	return tv_prng_below(&g->p, n);
+}
+
+static uint64_t pick(struct gen *g, const uint64_t *v, size_t n)
+{
+	return v[below(g, n)];
+}
+
+static int set(json_t *o, const char *k, json_t *v)
+{
+	return json_object_set_new(o, k, v);
+}
+
+static json_t *jint(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+/* 2 or more distinct nodes, in a shuffled ring order. */
+static json_t *gen_nodes(struct gen *g, uint32_t min)
+{
+	uint32_t ids[PT_MAX_NODES], n = min + (uint32_t)below(g, g->nodes -
+							      min + 1);
+	json_t *a = json_array();
+
+	for (uint32_t i = 0; i < g->nodes; i++)
+		ids[i] = i;
+	for (uint32_t i = g->nodes - 1; i > 0; i--) {
+		uint32_t j = (uint32_t)below(g, i + 1), t = ids[i];
+
+		ids[i] = ids[j];
+		ids[j] = t;
+	}
+	for (uint32_t i = 0; a && i < n; i++)
+		json_array_append_new(a, jint(ids[i]));
+	return a;
+}
+
+static json_t *gen_pair(struct gen *g)
+{
+	uint64_t a = below(g, g->nodes);
+	uint64_t b = (a + 1 + below(g, g->nodes - 1)) % g->nodes;
+
+	return json_pack("[I,I]", (json_int_t)a, (json_int_t)b);
+}
+
+static json_t *gen_seq_op(struct gen *g, uint64_t bytes)
+{
+	static const char *const ops[] = {
+		"put", "put", "put_with_signal", "put_with_signal",
+		"put_with_signal_and_flush", "signal", "flush", "recycle",
+	};
+	const char *op = ops[below(g, 8)];
+	json_t *o = json_pack("{s:s}", "op", op);
+	uint64_t len, dst, src;
+
+	if (!o || strncmp(op, "put", 3))
+		return o;
+	len = below(g, 4) ? tv_tb_gen_log_uniform(&g->p, 1, bytes) :
+			    below(g, 2) * bytes;
+	dst = below(g, bytes - len + 1) & ~7ull;
+	src = below(g, bytes - len + 1);
+	set(o, "dst_off", jint(dst));
+	set(o, "src_off", jint(src));
+	set(o, "bytes", jint(len));
+	return o;
+}
+
+static json_t *gen_sequence(struct gen *g, json_t *p)
+{
+	uint32_t from = (uint32_t)below(g, g->nodes);
+	uint32_t to = (from + 1 + (uint32_t)below(g, g->nodes - 1)) % g->nodes;
+	uint64_t bytes = tv_tb_gen_log_uniform(&g->p, 64, 65536);
+	json_t *ops = json_array();
+	uint64_t n = 1 + below(g, 40);
+
+	for (uint64_t i = 0; ops && i < n; i++)
+		json_array_append_new(ops, gen_seq_op(g, bytes));
+	set(p, "from", jint(from));
+	set(p, "to", jint(to));
+	set(p, "bytes", jint(bytes));
+	set(p, "ops", ops);
+	return p;
+}
+
+static json_t *gen_program(struct gen *g)
+{
+	static const char *const kinds[PT_NKINDS] = {
+		"ping_pong", "packet_ping_pong", "allgather", "allreduce",
+		"all_to_all", "sequence",
+	};
+	uint64_t k = below(g, PT_NKINDS);
+	json_t *p = json_pack("{s:s}", "kind", kinds[k]);
+
+	if (!p)
+		return NULL;
+	if (below(g, 3) == 0)
+		set(p, "start_ns", jint(below(g, 50000)));
+	switch ((enum pt_kind)k) {
+	case PT_PING_PONG:
+		set(p, "nodes", gen_pair(g));
+		set(p, "bytes", jint(below(g, 4) ? tv_tb_gen_log_uniform(
+				&g->p, 1, 65536) : 0));
+		set(p, "iters", jint(1 + below(g, 20)));
+		set(p, "flush_every", jint(below(g, 5)));
+		break;
+	case PT_PACKET_PING_PONG: {
+		bool ll8 = below(g, 2);
+		uint64_t w = ll8 ? 4 : 8;
+
+		set(p, "nodes", gen_pair(g));
+		set(p, "bytes", jint(w * (1 + below(g, 128))));
+		set(p, "iters", jint(1 + below(g, 20)));
+		set(p, "format", json_string(ll8 ? "ll8" : "ll16"));
+		set(p, "flush_every", jint(below(g, 8)));
+		break;
+	}
+	case PT_ALLGATHER:
+	case PT_ALL_TO_ALL:
+		set(p, "nodes", gen_nodes(g, 2));
+		set(p, "bytes", jint(tv_tb_gen_log_uniform(&g->p, 1, 16384)));
+		break;
+	case PT_ALLREDUCE: {
+		json_t *nodes = gen_nodes(g, 2);
+
+		set(p, "nodes", nodes);
+		set(p, "count", jint(json_array_size(nodes) *
+				     tv_tb_gen_log_uniform(&g->p, 1, 2048)));
+		break;
+	}
+	case PT_SEQUENCE:
+		return gen_sequence(g, p);
+	case PT_NKINDS:
+		break;
+	}
+	return p;
+}
+
+static json_t *gen_port(struct gen *g)
+{
+	static const uint64_t fifo[] = { 2, 4, 16, 128 };
+	static const uint64_t cq[] = { 16, 64, 1024 };
+	static const uint64_t gap[] = { 1, 10, 100, 1000 };
+	static const char *const sig[] = { "auto", "atomic", "write_imm" };
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	set(o, "signal", json_string(sig[below(g, 3)]));
+	set(o, "fifo_size", jint(pick(g, fifo, 4)));
+	set(o, "cq_size", jint(pick(g, cq, 3)));
+	set(o, "op_gap_ns", jint(pick(g, gap, 4)));
+	set(o, "timeout_ns", jint(GEN_TIMEOUT_NS));
+	if (below(g, 2))
+		set(o, "lag_ns", json_pack("{s:I,s:I}", "min", (json_int_t)0,
+					   "max", (json_int_t)tv_tb_gen_log_uniform(
+						   &g->p, 1, 5000)));
+	return o;
+}
+
+static json_t *gen_sim(struct gen *g, json_t *port)
+{
+	static const char *const pl[] = { "in_order", "random8", "block128" };
+	json_t *o = json_pack("{s:s}", "placement", pl[below(g, 3)]);
+
+	/* A device without atomics: the signal falls back (auto) or the
+	 * scenario says write_imm; "atomic" there cannot work, not drawn. */
+	if (o && below(g, 6) == 0 &&
+	    strcmp(json_string_value(json_object_get(port, "signal")),
+		   "atomic"))
+		set(o, "atomics", json_false());
+	return o;
+}
+
+/* Does the program use both nodes 0 and 1 (the slow link's ends)? */
+static bool uses_slow_pair(json_t *p)
+{
+	json_t *nodes = json_object_get(p, "nodes"), *v;
+	bool has[2] = { false, false };
+	size_t i;
+
+	if (!nodes) {
+		/* A sequence: from and to; the rest default to every node. */
+		if (!json_object_get(p, "from"))
+			return true;
+		nodes = json_pack("[O,O]", json_object_get(p, "from"),
+				  json_object_get(p, "to"));
+	} else {
+		json_incref(nodes);
+	}
+	json_array_foreach(nodes, i, v)
+		if (json_integer_value(v) < 2)
+			has[json_integer_value(v)] = true;
+	json_decref(nodes);
+	return has[0] && has[1];
+}
+
+static bool delays_injected(json_t *sc)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(sc, "faults"), i, r) {
+		const char *p = json_string_value(json_object_get(r, "point"));
+
+		if (p && (strstr(p, "delay") || strstr(p, "stall") ||
+			  !strcmp(p, "node/crash")))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * With a slow link between nodes 0 and 1, and nothing that delays on
+ * purpose, the programs away from that link get deadlines a fast link
+ * meets easily (300 us): a flush on the slow link must never hold them
+ * up (MSCCL++ #802), and a proxy that blocks on it misses them.
+ */
+static void tight_deadlines(json_t *sc)
+{
+	json_t *links = json_object_get(sc, "links"), *p;
+	json_t *port = json_object_get(sc, "port");
+	size_t i;
+
+	if (!links || delays_injected(sc) ||
+	    json_integer_value(json_object_get(port, "cq_size")) < 64 ||
+	    json_integer_value(json_object_get(json_array_get(links, 0),
+					       "latency_ns")) < 200000)
+		return;
+	json_array_foreach(json_object_get(sc, "programs"), i, p)
+		if (!uses_slow_pair(p))
+			set(p, "timeout_ns", jint(300000));
+}
+
+/*
+ * One seed in eight is a latency seed: no faults, at least three nodes, a
+ * slow link between 0 and 1 with a flushing program on it, and the other
+ * programs held to tight deadlines (tight_deadlines) - the pattern in
+ * which a flush that blocks the proxy shows.
+ */
+static json_t *gen_latency_programs(struct gen *g)
+{
+	json_t *progs = json_array();
+	json_t *slow = json_pack("{s:s,s:[I,I],s:I,s:I,s:I}", "kind",
+				 "ping_pong", "nodes", (json_int_t)0,
+				 (json_int_t)1, "bytes",
+				 (json_int_t)tv_tb_gen_log_uniform(&g->p, 1,
+								   65536),
+				 "iters", (json_int_t)(1 + below(g, 4)),
+				 "flush_every", (json_int_t)1);
+	uint64_t n = 1 + below(g, 3);
+
+	if (!progs || !slow || json_array_append_new(progs, slow))
+		goto err;
+	for (uint64_t i = 0; i < n; i++) {
+		json_t *p = json_pack("{s:s,s:[I,I],s:I,s:I,s:I}", "kind",
+				      "ping_pong", "nodes",
+				      (json_int_t)below(g, 2),
+				      (json_int_t)(2 + below(g, g->nodes - 2)),
+				      "bytes", (json_int_t)
+				      tv_tb_gen_log_uniform(&g->p, 1, 8192),
+				      "iters", (json_int_t)(2 + below(g, 20)),
+				      "start_ns", (json_int_t)below(g, 20000));
+
+		if (!p || json_array_append_new(progs, p))
+			goto err;
+	}
+	return progs;
+err:
+	json_decref(progs);
+	return NULL;
+}
+
+int pt_generate(uint64_t seed, uint32_t without, json_t **sc_p)
+{
+	struct gen g;
+	json_t *sc = json_pack("{s:s,s:I}", "workload", "port", "seed",
+			       (json_int_t)seed), *progs, *port;
+	bool latency;
+	uint64_t n;
+	int rc = -ENOMEM;
+
+	if (!sc)
+		return -ENOMEM;
+	tv_prng_init(&g.p, seed ^ 0x706f7274ull); /* "port" */
+	latency = below(&g, 8) == 0;
+	g.nodes = (latency ? 3 : 2) + (uint32_t)below(&g, latency ? 3 : 4);
+	set(sc, "nodes", jint(g.nodes));
+	port = gen_port(&g);
+	set(sc, "port", port);
+	set(sc, "sim", gen_sim(&g, port));
+	/* A slow link between 0 and 1, often slow enough to matter. */
+	if (latency || below(&g, 3) == 0)
+		set(sc, "links", json_pack("[{s:I,s:I,s:I}]", "from",
+					   (json_int_t)0, "to", (json_int_t)1,
+					   "latency_ns", (json_int_t)
+					   tv_tb_gen_log_uniform(&g.p,
+						   latency || below(&g, 2) ?
+						   200000 : 1000, 2000000)));
+	if (latency) {
+		progs = gen_latency_programs(&g);
+		n = json_array_size(progs);
+	} else {
+		progs = json_array();
+		n = 1 + below(&g, 4);
+		for (uint64_t i = 0; progs && i < n; i++)
+			json_array_append_new(progs, gen_program(&g));
+	}
+	set(sc, "programs", progs);
+	if (progs && json_array_size(progs) == n)
+		rc = latency ? 0 : tv_tb_swarm_gen_faults(&g.p, sc, without,
+							  2000000,
+							  &tv_port_workload);
+	if (rc) {
+		json_decref(sc);
+		return rc;
+	}
+	tight_deadlines(sc);
+	*sc_p = sc;
+	return 0;
+}
+
+/* ---- shrink -------------------------------------------------------------------- */
+
+static json_t *progs_of(json_t *sc)
+{
+	return json_object_get(sc, "programs");
+}
+
+static int edit_drop_program(json_t *sc, size_t i,
+			     const struct tv_tb_shrink_state *cur)
+{
+	json_t *a = progs_of(sc);
+
+	if (i >= json_array_size(a))
+		return -ENOENT;
+	if (json_array_size(a) < 2)
+		return -EAGAIN;
+	return json_array_remove(a, i) ? -ENOMEM : 0;
+}
+
+/* Place i: the i-th operation of all sequences together. */
+static int edit_drop_seq_op(json_t *sc, size_t i,
+			    const struct tv_tb_shrink_state *cur)
+{
+	json_t *p;
+	size_t k;
+
+	json_array_foreach(progs_of(sc), k, p) {
+		json_t *ops = json_object_get(p, "ops");
+		size_t n = json_array_size(ops);
+
+		if (i < n)
+			return n < 2 ? -EAGAIN :
+			       json_array_remove(ops, i) ? -ENOMEM : 0;
+		i -= n;
+	}
+	return -ENOENT;
+}
+
+/* Halve key (down to floor) of program i. */
+static int halve(json_t *sc, size_t i, const char *key, uint64_t floor,
+		 uint64_t unit)
+{
+	json_t *p = json_array_get(progs_of(sc), i), *v;
+	uint64_t x;
+
+	if (!p)
+		return -ENOENT;
+	v = json_object_get(p, key);
+	if (!json_is_integer(v))
+		return -EAGAIN;
+	x = (uint64_t)json_integer_value(v);
+	if (x <= floor)
+		return -EAGAIN;
+	x = x / 2 / unit * unit;
+	return json_object_set_new(p, key, jint(x < floor ? floor : x));
+}
+
+static int edit_halve_iters(json_t *sc, size_t i,
+			    const struct tv_tb_shrink_state *cur)
+{
+	return halve(sc, i, "iters", 1, 1);
+}
+
+static int edit_halve_bytes(json_t *sc, size_t i,
+			    const struct tv_tb_shrink_state *cur)
+{
+	json_t *p = json_array_get(progs_of(sc), i);
+	const char *k = json_string_value(json_object_get(p, "kind"));
+
+	if (!p)
+		return -ENOENT;
+	/* Sequences name offsets inside "bytes"; packets want words. */
+	if (k && !strcmp(k, "sequence"))
+		return -EAGAIN;
+	if (k && !strcmp(k, "packet_ping_pong"))
+		return halve(sc, i, "bytes", 8, 8);
+	return halve(sc, i, "bytes", 0, 1);
+}
+
+static int edit_fewer_nodes(json_t *sc, size_t i,
+			    const struct tv_tb_shrink_state *cur)
+{
+	json_t *p = json_array_get(progs_of(sc), i), *nodes;
+	const char *k;
+
+	if (!p)
+		return -ENOENT;
+	nodes = json_object_get(p, "nodes");
+	k = json_string_value(json_object_get(p, "kind"));
+	if (json_array_size(nodes) < 3 || (k && !strcmp(k, "allreduce")))
+		return -EAGAIN; /* allreduce's count is per node */
+	return json_array_remove(nodes, json_array_size(nodes) - 1);
+}
+
+static const struct tv_tb_shrink_edit pt_edit_list[] = {
+	{ "drop a program", edit_drop_program },
+	{ "drop a sequence operation", edit_drop_seq_op },
+	{ "halve a program's iterations", edit_halve_iters },
+	{ "halve a program's bytes", edit_halve_bytes },
+	{ "take a node out of a program", edit_fewer_nodes },
+};
+
+const struct tv_tb_shrink_edit *const pt_edits[PT_NEDITS] = {
+	&tv_tb_edit_pin_faults,
+	&tv_tb_edit_drop_fault,
+	&tv_tb_edit_lower_fault,
+	&pt_edit_list[0], &pt_edit_list[1],
+	&tv_tb_edit_aim_earlier,
+	&pt_edit_list[2], &pt_edit_list[3], &pt_edit_list[4],
+};
+
+void pt_describe(json_t *sc, uint64_t ops, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%" PRIu64 " operations, %zu programs", ops,
+		 json_array_size(progs_of(sc)));
+}
