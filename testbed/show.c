@@ -75,11 +75,12 @@ static void parse_event(const struct show_trace *tr, json_t *obj,
 	get_str(obj, "op", e->op, sizeof(e->op));
 	get_str(obj, "status", e->status, sizeof(e->status));
 	get_str(obj, "state", e->state, sizeof(e->state));
+	/* v holds the last key read: only what was there counts. */
 	e->has_imm = get_u64(obj, "imm", &v);
-	e->imm = (uint32_t)v;
+	e->imm = e->has_imm ? (uint32_t)v : 0;
 	get_u64(obj, "wr_id", &e->wr_id);
 	e->has_idx = get_u64(obj, "idx", &v);
-	e->idx = (uint32_t)v;
+	e->idx = e->has_idx ? (uint32_t)v : 0;
 	get_u64(obj, "step", &e->step);
 	get_u64(obj, "len", &e->len);
 	get_str(obj, "name", e->name, sizeof(e->name));
