@@ -3,6 +3,7 @@
  * decision behind every libfiu point.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,12 +226,23 @@ bool tv__flt_decide(const char *point, int64_t *arg_p)
 }
 
 /* The rule's arg reaches the point as fiu_failinfo(): libfiu's own path. */
+/*
+ * Points fire from any thread on real verbs (the port workload's
+ * producers push into the FIFO): one decision at a time, so the seeded
+ * stream and the counters stay whole.
+ */
+static pthread_mutex_t decide_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int fiu_external(const char *name, int *failnum, void **failinfo,
 			unsigned int *flags)
 {
 	int64_t arg = 0;
+	bool fire;
 
-	if (!tv__flt_decide(name, &arg))
+	pthread_mutex_lock(&decide_lock);
+	fire = tv__flt_decide(name, &arg);
+	pthread_mutex_unlock(&decide_lock);
+	if (!fire)
 		return 0;
 	*failinfo = (void *)(intptr_t)arg;
 	return 1;

@@ -8,6 +8,9 @@
  *   GO <seq>                     0 -> all: everyone entered it
  *   STATS <v0> <v1> ...          node -> 0, before the final BAR
  *   ABORT <text>                 any direction: stop, this run failed
+ *   AG <seq> <hex>, AGEND <seq>  node -> 0: its all-gather blob, in pieces
+ *   AGB <seq> <n> <hex>, AGBEND <seq> <n>, AGDONE <seq>
+ *                                0 -> all: every node's blob, then done
  */
 #include <assert.h>
 #include <errno.h>
@@ -25,6 +28,7 @@
 #include "coord.h"
 
 #define COORD_RETRY_NS 200000000ull /* node 0 may start later than us */
+#define AG_CHUNK 192 /* bytes a line carries (384 hex digits) */
 
 static int set_nonblock(int fd)
 {
@@ -118,8 +122,13 @@ int coord_init(struct coord *c, uint32_t node, uint32_t nodes,
 	c->npeers = node == 0 ? (size_t)nodes * 2 : 1;
 	c->peers = calloc(c->npeers, sizeof(*c->peers));
 	c->my_stats = calloc(nstats, sizeof(uint64_t));
-	if (!c->peers || !c->my_stats)
+	c->ag_have = calloc(nodes, sizeof(*c->ag_have));
+	c->ag_blob = calloc(nodes, sizeof(*c->ag_blob));
+	c->ag_len = calloc(nodes, sizeof(*c->ag_len));
+	if (!c->peers || !c->my_stats || !c->ag_have || !c->ag_blob ||
+	    !c->ag_len)
 		return -ENOMEM;
+	c->ag_seq = 1;
 	for (size_t i = 0; i < c->npeers; i++)
 		c->peers[i].fd = -1;
 	if (node != 0)
@@ -161,6 +170,11 @@ void coord_fini(struct coord *c)
 		close(c->listen_fd);
 	free(c->peers);
 	free(c->my_stats);
+	for (uint32_t n = 0; c->ag_blob && n < c->nodes; n++)
+		free(c->ag_blob[n]);
+	free(c->ag_blob);
+	free(c->ag_len);
+	free(c->ag_have);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -235,6 +249,167 @@ static void on_hello(struct coord *c, struct coord_peer *p, const char *args)
 	check_joined(c);
 }
 
+/* ---- all-gather ------------------------------------------------------------ */
+
+/* Strict hex of one line's piece, appended to blob n; -EPROTO if bad. */
+static int ag_append(struct coord *c, uint32_t n, const char *hex)
+{
+	size_t len = strlen(hex), have = c->ag_len[n];
+	uint8_t *b;
+
+	if (len % 2 || len / 2 > AG_CHUNK || have + len / 2 > COORD_AG_MAX)
+		return -EPROTO;
+	b = realloc(c->ag_blob[n], have + len / 2 + 1);
+	if (!b)
+		return -ENOMEM;
+	c->ag_blob[n] = b;
+	for (size_t i = 0; i < len; i += 2) {
+		unsigned int v;
+
+		if (!strchr("0123456789abcdef", hex[i]) || !hex[i] ||
+		    !strchr("0123456789abcdef", hex[i + 1]) || !hex[i + 1] ||
+		    sscanf(hex + i, "%2x", &v) != 1)
+			return -EPROTO;
+		b[have + i / 2] = (uint8_t)v;
+	}
+	c->ag_len[n] = have + len / 2;
+	return 0;
+}
+
+/* Blob as lines "<prefix><hex>\n" of AG_CHUNK bytes each. */
+static int ag_send_blob(struct coord_peer *p, const char *prefix,
+			const uint8_t *b, size_t len)
+{
+	char hex[2 * AG_CHUNK + 1];
+	int ret = 0;
+
+	for (size_t off = 0; !ret && off < len; off += AG_CHUNK) {
+		size_t n = len - off < AG_CHUNK ? len - off : AG_CHUNK;
+
+		for (size_t i = 0; i < n; i++)
+			snprintf(hex + 2 * i, 3, "%02x", b[off + i]);
+		ret = peer_send(p, "%s%s\n", prefix, hex);
+	}
+	return ret;
+}
+
+/* Node 0: every blob is in: send them all to everyone. */
+static void ag_check(struct coord *c)
+{
+	char prefix[64];
+
+	if (!c->ag_mine || c->ag_done)
+		return;
+	for (uint32_t n = 1; n < c->nodes; n++)
+		if (!c->ag_have[n])
+			return;
+	for (uint32_t i = 1; i < c->nodes; i++) {
+		for (uint32_t n = 0; n < c->nodes; n++) {
+			snprintf(prefix, sizeof(prefix), "AGB %" PRIu64 " %u ",
+				 c->ag_seq, n);
+			ag_send_blob(&c->peers[i], prefix, c->ag_blob[n],
+				     c->ag_len[n]);
+			peer_send(&c->peers[i], "AGBEND %" PRIu64 " %u\n",
+				  c->ag_seq, n);
+		}
+		peer_send(&c->peers[i], "AGDONE %" PRIu64 "\n", c->ag_seq);
+	}
+	c->ag_done = true;
+}
+
+static void ag_root_line(struct coord *c, struct coord_peer *p, char *args,
+			 bool end)
+{
+	uint32_t n = (uint32_t)(p - c->peers);
+	char *hex;
+	uint64_t seq = strtoull(args, &hex, 10);
+
+	if (n == 0 || n >= c->nodes || seq != c->ag_seq || c->ag_have[n] ||
+	    (!end && (*hex != ' ' || ag_append(c, n, hex + 1)))) {
+		coord_abort(c, "node 0: a malformed all-gather line from "
+			    "node %u", n);
+		return;
+	}
+	if (end) {
+		c->ag_have[n] = true;
+		ag_check(c);
+	}
+}
+
+static void ag_leaf_line(struct coord *c, char *args, int kind)
+{
+	char *rest;
+	uint64_t seq = strtoull(args, &rest, 10);
+	unsigned long n = kind == 2 ? 0 : strtoul(rest, &rest, 10);
+
+	if (seq != c->ag_seq || n >= c->nodes ||
+	    (kind == 0 && (*rest != ' ' || ag_append(c, (uint32_t)n,
+						      rest + 1)))) {
+		c->aborted = true;
+		snprintf(c->abort_msg, sizeof(c->abort_msg), "a malformed "
+			 "all-gather line from node 0");
+		return;
+	}
+	if (kind == 2)
+		c->ag_done = true;
+}
+
+int coord_ag_start(struct coord *c, const void *mine, size_t len)
+{
+	char prefix[40];
+	int ret;
+
+	if (len > COORD_AG_MAX)
+		return -EMSGSIZE;
+	if (c->node == 0) {
+		free(c->ag_blob[0]);
+		c->ag_blob[0] = malloc(len ? len : 1);
+		if (!c->ag_blob[0])
+			return -ENOMEM;
+		memcpy(c->ag_blob[0], mine, len);
+		c->ag_len[0] = len;
+		c->ag_mine = true;
+		ag_check(c);
+		return 0;
+	}
+	snprintf(prefix, sizeof(prefix), "AG %" PRIu64 " ", c->ag_seq);
+	ret = ag_send_blob(&c->peers[0], prefix, mine, len);
+	return ret ? ret : peer_send(&c->peers[0], "AGEND %" PRIu64 "\n",
+				     c->ag_seq);
+}
+
+bool coord_ag_done(const struct coord *c)
+{
+	return c->ag_done;
+}
+
+int coord_ag_take(struct coord *c, uint8_t ***blobs_p, size_t **lens_p)
+{
+	uint8_t **b = calloc(c->nodes, sizeof(*b));
+	size_t *l = calloc(c->nodes, sizeof(*l));
+
+	if (!b || !l || !c->ag_done) {
+		free(b);
+		free(l);
+		return c->ag_done ? -ENOMEM : -EAGAIN;
+	}
+	/*
+	 * The caller takes the arrays as they are; the next all-gather gets
+	 * the fresh (zeroed) ones.  (An element-wise move loop here was
+	 * miscompiled by GCC 12's loop distribution at -O2 with LTO: the
+	 * lengths were cleared before they were copied.)
+	 */
+	*blobs_p = c->ag_blob;
+	*lens_p = c->ag_len;
+	c->ag_blob = b;
+	c->ag_len = l;
+	memset(c->ag_have, 0, c->nodes * sizeof(*c->ag_have));
+	c->ag_done = false;
+	c->ag_mine = false;
+	c->ag_seq++;
+	return 0;
+}
+
 static void root_line(struct coord *c, struct coord_peer *p, char *line)
 {
 	char *args = strchr(line, ' ');
@@ -250,6 +425,8 @@ static void root_line(struct coord *c, struct coord_peer *p, char *line)
 			coord_abort(c, "node 0: malformed STATS line");
 	} else if (!strncmp(line, "ABORT ", 6)) {
 		coord_abort(c, "%s", args);
+	} else if (!strncmp(line, "AG ", 3) || !strncmp(line, "AGEND ", 6)) {
+		ag_root_line(c, p, args, line[2] == 'E');
 	}
 }
 
@@ -262,6 +439,12 @@ static void leaf_line(struct coord *c, char *line)
 		c->joined = true;
 	else if (!strncmp(line, "GO ", 3))
 		c->bar_done = strtoull(args, NULL, 10);
+	else if (!strncmp(line, "AGB ", 4))
+		ag_leaf_line(c, args, 0);
+	else if (!strncmp(line, "AGBEND ", 7))
+		ag_leaf_line(c, args, 1);
+	else if (!strncmp(line, "AGDONE ", 7))
+		ag_leaf_line(c, args, 2);
 	else if (!strncmp(line, "ABORT ", 6) && !c->aborted) {
 		c->aborted = true;
 		snprintf(c->abort_msg, sizeof(c->abort_msg), "%s", args);

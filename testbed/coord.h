@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 
 #define COORD_MSG_MAX 512
+#define COORD_AG_MAX (1u << 20) /* bytes a node publishes in an all-gather */
 
 struct coord_peer {
 	int fd;                 /* -1: not connected */
@@ -53,6 +54,13 @@ struct coord {
 	bool stats_all;         /* node 0: every node's STATS are in */
 	bool aborted;
 	char abort_msg[COORD_MSG_MAX];
+	/* An all-gather (coord_ag_*): one at a time, the same on every node. */
+	uint64_t ag_seq;        /* node 0: the one being collected */
+	bool ag_mine;           /* node 0: its own blob is in */
+	bool *ag_have;          /* node 0: [nodes] blob complete */
+	uint8_t **ag_blob;      /* [nodes] */
+	size_t *ag_len;
+	bool ag_done;           /* every blob is here */
 };
 
 int coord_init(struct coord *c, uint32_t node, uint32_t nodes,
@@ -78,5 +86,14 @@ void coord_abort(struct coord *c, const char *fmt, ...)
 int coord_send_stats(struct coord *c, const uint64_t *v);
 /* Node 0, after the final barrier: node n's statistics or NULL. */
 const uint64_t *coord_stats(const struct coord *c, uint32_t n);
+/*
+ * All-gather: publish len bytes (<= COORD_AG_MAX); once every node did,
+ * coord_ag_done() and coord_ag_take() gives every node's blob (the
+ * caller frees them).  Lines AG/AGEND to node 0, AGB/AGBEND/AGDONE back,
+ * the bytes in hex.
+ */
+int coord_ag_start(struct coord *c, const void *mine, size_t len);
+bool coord_ag_done(const struct coord *c);
+int coord_ag_take(struct coord *c, uint8_t ***blobs_p, size_t **lens_p);
 
 #endif /* TV_TESTBED_COORD_H */

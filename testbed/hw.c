@@ -217,6 +217,29 @@ int tv_tb_hw_barrier(struct tv_tb_hw *hw, const char *what)
 	return tv_tb_hw_wait(hw, cond_barrier, hw, seq, what);
 }
 
+static bool cond_ag(void *ctx, uint64_t arg)
+{
+	struct tv_tb_hw *hw = ctx;
+
+	(void)arg;
+	return coord_ag_done(&hw->co);
+}
+
+int tv_tb_hw_allgather(struct tv_tb_hw *hw, const void *mine, size_t len,
+		       uint8_t ***blobs_p, size_t **lens_p)
+{
+	int ret = tv_tb_hw_wait(hw, cond_joined, hw, 0, "every node to join");
+
+	if (!ret)
+		ret = coord_ag_start(&hw->co, mine, len);
+	if (!ret)
+		ret = tv_tb_hw_wait(hw, cond_ag, hw, 0,
+				    "every node's set-up data (all-gather)");
+	if (!ret)
+		ret = coord_ag_take(&hw->co, blobs_p, lens_p);
+	return ret;
+}
+
 /* ---- faults on real verbs ---------------------------------------------------- */
 
 /* fiu-ctrl(1)'s default prefix: $TMPDIR/fiu-ctrl, else /tmp/fiu-ctrl. */
@@ -581,6 +604,9 @@ static bool hw_applicable(const struct tv_tb_scenario *sc, char *why,
 			 "has atomics or not)");
 		return false;
 	}
+	if (sc->ops->hw->applicable &&
+	    !sc->ops->hw->applicable(sc, why, cap))
+		return false;
 	return hw_faults_ok(sc->faults, why, cap);
 }
 

@@ -173,7 +173,7 @@ int tv_port_conn_connect(struct tv_port_conn *conn,
 	ret = tv_vf_qp_endpoint(conn->qp, &local);
 	if (ret)
 		return ret;
-	tv_vf_connect_cfg_default(&cc);
+	cc = ctx->connect;
 	cc.timeout = ctx->cfg.qp_timeout;
 	cc.retry_cnt = ctx->cfg.qp_retry_cnt;
 	cc.rnr_retry = 7;

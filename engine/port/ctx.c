@@ -94,6 +94,11 @@ int tv_port_ctx_create(struct tv_vf_device *dev,
 	}
 	ctx->max_qp_wr = attr.max_qp_wr;
 	ctx->dev = dev;
+	if (cfg->connect)
+		ctx->connect = *cfg->connect;
+	else
+		tv_vf_connect_cfg_default(&ctx->connect);
+	ctx->cfg.connect = NULL; /* ours is ctx->connect */
 	ret = tv_vf_alloc_pd(dev, &ctx->pd);
 	if (ret)
 		goto err_free;

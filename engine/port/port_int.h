@@ -22,6 +22,7 @@ struct tv_port_ctx {
 	struct tv_vf_device *dev;
 	struct tv_vf_pd *pd;
 	struct tv_port_config cfg;
+	struct tv_vf_connect_cfg connect; /* cfg.connect's, or the default */
 	enum tv_port_signal_mode mode;  /* AUTO resolved */
 	uint32_t max_qp_wr;
 	uint32_t nr_mems;

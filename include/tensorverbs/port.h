@@ -110,6 +110,12 @@ struct tv_port_config {
 	 */
 	uint8_t qp_timeout;
 	uint8_t qp_retry_cnt;
+	/*
+	 * The device's way to connect (port, GID index, MTU: what
+	 * tv_ibv_connect_cfg() says for an ibverbs device), or NULL for
+	 * tv_vf_connect_cfg_default().  Copied at creation.
+	 */
+	const struct tv_vf_connect_cfg *connect;
 };
 
 void tv_port_config_default(struct tv_port_config *cfg);

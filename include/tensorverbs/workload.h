@@ -373,6 +373,12 @@ struct tv_flt;
 
 struct tv_tb_hw_ops {
 	/*
+	 * May this scenario run on real verbs at all (beyond its keys)?
+	 * false and why: serve skips it, saying so.  NULL: yes.
+	 */
+	bool (*applicable)(const struct tv_tb_scenario *sc, char *why,
+			   size_t cap);
+	/*
 	 * Device, connection manager, engine.  -EINVAL / -ENODEV: the
 	 * configuration is refused (msg names the variable or the address).
 	 */
@@ -444,6 +450,15 @@ int tv_tb_hw_wait(struct tv_tb_hw *hw, bool (*cond)(void *ctx, uint64_t arg),
 		  void *ctx, uint64_t arg, const char *what);
 /* Every node enters the barrier; 0 when all did, else as tv_tb_hw_wait. */
 int tv_tb_hw_barrier(struct tv_tb_hw *hw, const char *what);
+/*
+ * Out-of-band set-up data, as MSCCL++'s bootstrap exchanges queue pair
+ * numbers and memory handles: every node publishes len bytes (up to
+ * 1 MiB) over the coordinator, and gets every node's, (*blobs_p)[n] of
+ * (*lens_p)[n] bytes for node n (free each, then both arrays).  The
+ * bytes are the peers': decode them as hostile.  0, or as tv_tb_hw_wait.
+ */
+int tv_tb_hw_allgather(struct tv_tb_hw *hw, const void *mine, size_t len,
+		       uint8_t ***blobs_p, size_t **lens_p);
 
 /* ---- benchmarks -------------------------------------------------------------- */
 

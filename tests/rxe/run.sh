@@ -134,6 +134,18 @@ for f in "$repo"/scenarios/*.json "$here"/scenarios/*.json; do
 	run_scenario "$(basename "$f" .json)" "$f"
 done
 
+# ---- port channels (docs/port.md), in both signal modes -------------------------
+# Fetch-and-add signals and zero-length write-with-immediate ones (the
+# receiver's proxy turns the immediate back into the 64-bit token).
+for f in "$repo"/scenarios/port/*.json; do
+	[ -e "$f" ] || continue
+	b=$(basename "$f" .json)
+	for mode in atomic write_imm; do
+		jq --arg m "$mode" '.port.signal = $m' "$f" >"$work/port_${b}_$mode.json"
+		run_scenario "port_${b}_$mode" "$work/port_${b}_$mode.json"
+	done
+done
+
 # ---- recovery -------------------------------------------------------------------
 basic=$repo/scenarios/basic_transfer.json
 cached=$repo/scenarios/cached_metadata.json

@@ -7,8 +7,13 @@
 #include <stdio.h>
 
 #include "pt.h"
+#ifdef TV_PT_HW
+#include "pt_hw.h"
+#endif
 
 static const char *const keys[] = { "port", "programs", NULL };
+/* On real verbs too (lag_ns then is the hardware's own). */
+static const char *const hw_keys[] = { "port", "programs", NULL };
 
 /*
  * TV_BREAK: MSCCL++'s real bugs as designs (docs/port.md): the FIFO's
@@ -93,6 +98,7 @@ const struct tv_tb_workload_ops tv_port_workload = {
 	.unit = "operations",
 	.last_op = "operation",
 	.keys = keys,
+	.hw_keys = hw_keys,
 	.parse = pt_scenario_parse,
 	.scenario_free = pt_scenario_free,
 	.setup = pt_setup,
@@ -113,4 +119,7 @@ const struct tv_tb_workload_ops tv_port_workload = {
 	.show_parse = pt_show_parse,
 	.draw = &pt_draw,
 	.demo = pt_demo_scenario,
+#ifdef TV_PT_HW
+	.hw = &pt_hw_ops,
+#endif
 };

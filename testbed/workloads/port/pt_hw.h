@@ -1,0 +1,103 @@
+/*
+ * This file is private to the port workload: a node on real verbs
+ * (hw.c: the engine, set-up and the testbed's hw ops; hw_task.c: the
+ * producer threads and this node's checks).
+ */
+#ifndef TV_PT_HW_H
+#define TV_PT_HW_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pt.h"
+
+#define PH_BAD_MAX 256
+
+struct tv_cm;
+
+struct ph_link {
+	uint32_t pair;             /* index in the scenario's pairs */
+	uint32_t peer;
+	uint64_t token_off;
+	struct tv_vf_qp_endpoint ep;
+	struct tv_port_conn *conn;
+	struct tv_port_sem *sem;
+	uint32_t sem_id;
+	struct tv_port_chan *chan;
+};
+
+enum ph_task_state {
+	PH_IDLE = 0,
+	PH_RUNNING,
+	PH_DONE,
+	PH_FAILED,
+};
+
+struct ph;
+
+struct ph_task {
+	struct ph *h;
+	const struct pt_task *t;
+	pthread_t th;
+	bool started;
+	bool joined;
+	_Atomic int state;         /* enum ph_task_state, set by its thread */
+	uint64_t ops_ok;
+	uint64_t bytes;
+	uint64_t data_bad;
+	int err;
+	char msg[320];
+};
+
+struct ph {
+	struct tv_tb_hw *hw;
+	const struct pt_scenario *sc;
+	uint32_t me;
+	uint64_t seed;
+	struct tv_cm *cm;
+	struct tv_vf_device *base;
+	struct tv_vf_device *dev;
+	struct tv_vf_connect_cfg connect; /* the device's (RDMA_* env) */
+	struct tv_port_ctx *ctx;
+	struct tv_port_proxy *proxy;
+	uint8_t *data;
+	uint8_t *tokens;
+	size_t data_bytes;
+	size_t token_bytes;
+	struct tv_port_mem *mdata;
+	struct tv_port_mem *mtok;
+	uint32_t local_id;
+	uint32_t remote_id[PT_MAX_NODES];
+	bool has_remote[PT_MAX_NODES];
+	struct ph_link *links;
+	uint32_t nlinks;
+	struct ph_task *tasks;     /* this node's */
+	size_t ntasks;
+	pthread_mutex_t lock;      /* the observer's books from any thread */
+	uint64_t handled;          /* FIFO positions taken (proxy thread) */
+	_Atomic uint64_t pushed;
+	uint64_t data_bad;
+	char bad[PH_BAD_MAX];
+	bool have_all;
+	uint64_t all_ops_ok;
+	uint64_t all_ops;
+	uint64_t all_failed;
+};
+
+/* hw_task.c */
+int ph_tasks_init(struct ph *h);
+void ph_tasks_free(struct ph *h);
+int ph_tasks_start(struct ph *h, uint64_t t);
+int ph_tasks_wait(struct ph *h);
+bool ph_tasks_running(struct ph *h);
+void ph_tasks_join(struct ph *h);
+void ph_tasks_stats(const struct ph *h, uint64_t *ok_p, uint64_t *ops_p,
+		    uint64_t *failed_p, uint64_t *bytes_p);
+void ph_check_final(struct ph *h);
+void ph_observe(void *ctx, const struct tv_port_event *ev);
+
+extern const struct tv_tb_hw_ops pt_hw_ops;
+
+#endif /* TV_PT_HW_H */
