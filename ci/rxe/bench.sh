@@ -44,29 +44,8 @@ for t in ib_write_bw ib_write_lat ss; do
 	command -v "$t" >/dev/null || { echo "bench: $t not found (perftest, iproute2)" >&2; exit 2; }
 done
 
-wait_listen() { # wait_listen PORT PID
-	local i
-	for ((i = 0; i < 200; i++)); do
-		[ -n "$(ss -Hltn "sport = :$1")" ] && return 0
-		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-
-# perf TOOL PORT OUT ARGS...: server on rxe1, client on rxe0 -> rxe1's IP.
-perf() {
-	local tool=$1 port=$2 out=$3 spid
-	shift 3
-	"$tool" -d "$RXE_DEV1" -x "$RXE_GID1" -p "$port" -F "$@" >"$out.server" 2>&1 &
-	spid=$!
-	wait_listen "$port" "$spid" || { cat "$out.server"; return 1; }
-	"$tool" -d "$RXE_DEV0" -x "$RXE_GID0" -p "$port" -F "$@" "$RXE_IP1" >"$out" 2>&1 ||
-		{ cat "$out" "$out.server"; return 1; }
-	wait "$spid"
-}
-
-field() { awk -v s="$2" -v c="$3" '$1 == s && NF >= c { print $c; exit }' "$1"; }
+# shellcheck source=ci/rxe/bench-lib.sh
+. "$here/bench-lib.sh"
 
 # Latency first, each side next to the other, in rounds: ib_write_lat,
 # then the engine's fetch and the bare-verbs floor; ib_write_lat once more
@@ -125,9 +104,6 @@ for s in ${sizes//,/ }; do
 	perf ib_write_bw "$port" "$work/bw.$s" -s "$s" -n "$n" --report_gbits
 	echo "ib_write_bw $s: $(field "$work/bw.$s" "$s" 4) Gb/s average ($n iterations)"
 done
-human() { # human BYTES
-	awk -v b="$1" 'BEGIN { u = "B"; if (b >= 1048576) { b /= 1048576; u = "MiB" } else if (b >= 1024) { b /= 1024; u = "KiB" } printf "%g %s", b, u }'
-}
 
 echo
 echo "---- tensorverbs engine vs perftest (same boot, $RXE_DEV0 -> $RXE_DEV1, $(uname -r))"

@@ -217,6 +217,9 @@ static int open_engine(struct ph *h, char *msg, size_t cap)
 	memset(h->tokens, 0, h->token_bytes);
 	ret = tv_port_ctx_create(h->dev, &cfg, &h->ctx);
 	if (!ret)
+		h->imm_mode = tv_port_ctx_signal_mode(h->ctx) ==
+			      TV_PORT_SIGNAL_WRITE_IMM;
+	if (!ret)
 		ret = tv_port_mem_register(h->ctx, h->data, h->data_bytes,
 					   &h->mdata);
 	if (!ret)
@@ -529,8 +532,7 @@ static void ph_summary(struct tv_tb_hw *hw, void *st, FILE *out)
 	ph_tasks_stats(h, &ok, &ops, &failed, &bytes);
 	fprintf(out, "%" PRIu64 "/%" PRIu64 " operations done here, %" PRIu64
 		" tasks failed, %" PRIu64 " bytes put, signals by %s", ok, ops,
-		failed, bytes, h->ctx && tv_port_ctx_signal_mode(h->ctx) ==
-		TV_PORT_SIGNAL_WRITE_IMM ? "write-with-immediate" :
+		failed, bytes, h->imm_mode ? "write-with-immediate" :
 		"fetch-and-add");
 	if (h->have_all)
 		fprintf(out, "; all nodes: %" PRIu64 "/%" PRIu64 " operations, "

@@ -61,6 +61,7 @@ struct ph {
 	struct tv_vf_device *dev;
 	struct tv_vf_connect_cfg connect; /* the device's (RDMA_* env) */
 	struct tv_port_ctx *ctx;
+	bool imm_mode;             /* signals by write-with-immediate */
 	struct tv_port_proxy *proxy;
 	uint8_t *data;
 	uint8_t *tokens;
@@ -99,5 +100,7 @@ void ph_check_final(struct ph *h);
 void ph_observe(void *ctx, const struct tv_port_event *ev);
 
 extern const struct tv_tb_hw_ops pt_hw_ops;
+/* bench.c: tensorverbs bench port */
+int pt_bench_port_main(int argc, char **argv, const char *argv0);
 
 #endif /* TV_PT_HW_H */

@@ -9,6 +9,11 @@
 #include "pt.h"
 #ifdef TV_PT_HW
 #include "pt_hw.h"
+
+static const struct tv_tb_bench benches[] = {
+	{ "port", "put bandwidth, signal+wait latency and allreduce between "
+	  "two RDMA devices", pt_bench_port_main },
+};
 #endif
 
 static const char *const keys[] = { "port", "programs", NULL };
@@ -120,6 +125,8 @@ const struct tv_tb_workload_ops tv_port_workload = {
 	.draw = &pt_draw,
 	.demo = pt_demo_scenario,
 #ifdef TV_PT_HW
+	.benches = benches,
+	.nbenches = sizeof(benches) / sizeof(benches[0]),
 	.hw = &pt_hw_ops,
 #endif
 };

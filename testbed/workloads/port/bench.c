@@ -1,0 +1,622 @@
+/*
+ * tensorverbs bench port: the port engine between two RDMA devices in one
+ * process, a thread per node running its proxy and its producer
+ * (busy-polling, as perftest does), the two connected directly.
+ * ci/rxe/bench-port.sh puts the figures next to perftest's on the same
+ * devices in the same boot:
+ *   bench-port bw SIZE BYTES_PER_S        puts of SIZE (no signal), then
+ *                                         one put_with_signal_and_flush
+ *   bench-port lat 8 AVG_US MED_US P99_US put_with_signal + wait ping-pong,
+ *                                         half the round trip (as
+ *                                         ib_write_lat reports)
+ *   bench-port allreduce SIZE ALG_B/S BUS_B/S  ring allreduce of SIZE bytes
+ *                                         of floats on 2 ranks
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <tensorverbs/cm.h>
+#include <tensorverbs/ibverbs.h>
+
+#include "pt_hw.h"
+
+#define BP_MAX_SIZES 16
+
+static const char bench_usage[] =
+	"usage: tensorverbs bench port [--sizes 4096,...] [--bytes N]\n"
+	"           [--lat-iters N] [--allreduce 1048576,...] [--signal MODE]\n"
+	"           [--timeout S]\n"
+	"  Node 0 on $RXE_IP0's device, node 1 on $RXE_IP1's (the rxe VM's\n"
+	"  two; or --addr0/--addr1 ADDR:PORT), one process, a busy-polling\n"
+	"  thread each (proxy and producer).  Put bandwidth per size (N bytes\n"
+	"  per size, default 256 MiB); the latency of an 8-byte\n"
+	"  put_with_signal + wait ping-pong (--lat-iters, default 2000; half\n"
+	"  the round trip); a 2-rank ring allreduce of floats per size.\n"
+	"  MODE: atomic (default) or write_imm.  Fails after --timeout\n"
+	"  seconds (default 600).\n";
+
+struct bp_opts {
+	struct sockaddr_storage addr[2];
+	uint64_t sizes[BP_MAX_SIZES];
+	size_t nsizes;
+	uint64_t ar_sizes[BP_MAX_SIZES];
+	size_t nar;
+	uint64_t bytes;
+	uint32_t lat_iters;
+	enum tv_port_signal_mode mode;
+	uint64_t timeout_ns;
+};
+
+struct bp;
+
+struct bp_node {
+	struct bp *b;
+	uint32_t id;
+	struct tv_cm *cm;
+	struct tv_vf_device *dev;
+	struct tv_vf_connect_cfg connect;
+	struct tv_port_ctx *ctx;
+	uint8_t *data;
+	uint64_t data_bytes;
+	uint64_t *token;
+	struct tv_port_mem *mdata;
+	struct tv_port_mem *mtok;
+	struct tv_port_conn *conn;
+	struct tv_port_sem *sem;
+	struct tv_port_proxy *proxy;
+	struct tv_port_chan *chan;
+};
+
+enum bp_phase { BP_BW = 1, BP_LAT, BP_AR, BP_QUIT };
+
+/*
+ * The driver sets phase, then bumps go (release: the phase and its
+ * argument are visible with it); each thread runs generation go once,
+ * then counts itself into done.
+ */
+struct bp {
+	const struct bp_opts *o;
+	struct bp_node n[2];
+	int phase;               /* what generation go is */
+	_Atomic int go;
+	_Atomic int ready;       /* threads at the start line of a phase */
+	_Atomic int done;        /* threads past its end */
+	uint64_t arg;            /* the phase's size */
+	uint64_t *lat;           /* round trips, ns */
+	uint64_t t_ns;           /* node 0's measure of the phase */
+	int err;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- one node: device, engine, memory ------------------------------------ */
+
+static int bp_open(struct bp *b, uint32_t id, uint64_t bytes)
+{
+	struct bp_node *n = &b->n[id];
+	struct tv_ibv_config env, cfg;
+	struct tv_port_config pc;
+	struct tv_cm_config cc;
+	char msg[512] = "";
+	int ret;
+
+	n->id = id;
+	ret = tv_ibv_config_check_env(msg, sizeof(msg), &env);
+	tv_cm_config_default(&cc);
+	cc.node_id = id;
+	cc.num_nodes = 2;
+	cc.addr = b->o->addr[id];
+	if (!ret)
+		ret = tv_cm_create(&cc, msg, sizeof(msg), &n->cm);
+	if (!ret)
+		ret = tv_cm_ibv_config(n->cm, &env, msg, sizeof(msg), &cfg);
+	if (!ret)
+		ret = tv_ibv_open(&cfg, msg, sizeof(msg), &n->dev);
+	if (ret) {
+		fprintf(stderr, "bench port: node %u: %s\n", id,
+			msg[0] ? msg : strerror(-ret));
+		return ret;
+	}
+	tv_ibv_connect_cfg(n->dev, &n->connect);
+	tv_port_config_default(&pc);
+	pc.node_id = id;
+	pc.signal_mode = b->o->mode;
+	pc.connect = &n->connect;
+	n->data_bytes = (bytes + 4095) & ~4095ull;
+	n->data = aligned_alloc(4096, n->data_bytes);
+	n->token = aligned_alloc(4096, 4096);
+	if (!n->data || !n->token)
+		return -ENOMEM;
+	memset(n->data, 0, n->data_bytes);
+	memset(n->token, 0, 4096);
+	ret = tv_port_ctx_create(n->dev, &pc, &n->ctx);
+	if (!ret)
+		ret = tv_port_mem_register(n->ctx, n->data, n->data_bytes,
+					   &n->mdata);
+	if (!ret)
+		ret = tv_port_mem_register(n->ctx, n->token, 4096, &n->mtok);
+	if (!ret)
+		ret = tv_port_conn_create(n->ctx, !id, &n->conn);
+	if (!ret)
+		ret = tv_port_sem_create(n->conn, n->mtok, 0, &n->sem);
+	if (!ret)
+		ret = tv_port_proxy_create(n->ctx, NULL, NULL, &n->proxy);
+	if (ret)
+		fprintf(stderr, "bench port: node %u's engine: %s\n", id,
+			strerror(-ret));
+	return ret;
+}
+
+/* The two ends in one process: endpoints and handles handed over. */
+static int bp_connect(struct bp *b)
+{
+	struct tv_vf_qp_endpoint ep[2];
+	struct tv_port_mem_handle h;
+	uint64_t off;
+	uint32_t src, dst, sem;
+	int ret = 0;
+
+	for (int i = 0; !ret && i < 2; i++)
+		ret = tv_port_conn_endpoint(b->n[i].conn, &ep[i]);
+	for (int i = 0; !ret && i < 2; i++) {
+		struct bp_node *n = &b->n[i];
+
+		ret = tv_port_conn_connect(n->conn, &ep[!i]);
+		tv_port_sem_handle(b->n[!i].sem, &h, &off);
+		if (!ret)
+			ret = tv_port_sem_set_remote(n->sem, &h, off);
+		tv_port_mem_handle(b->n[!i].mdata, &h);
+		if (!ret)
+			ret = tv_port_proxy_add_local(n->proxy, n->mdata, &src);
+		if (!ret)
+			ret = tv_port_proxy_add_remote(n->proxy, &h, &dst);
+		if (!ret)
+			ret = tv_port_proxy_add_sem(n->proxy, n->sem, &sem);
+		if (!ret)
+			ret = tv_port_chan_create(n->proxy, sem, dst, src,
+						  &n->chan);
+	}
+	if (ret)
+		fprintf(stderr, "bench port: connecting: %s\n", strerror(-ret));
+	return ret;
+}
+
+static void bp_close(struct bp *b)
+{
+	for (int i = 0; i < 2; i++) {
+		struct bp_node *n = &b->n[i];
+
+		tv_port_chan_destroy(n->chan);
+		tv_port_proxy_destroy(n->proxy);
+		tv_port_sem_destroy(n->sem);
+	}
+	for (int i = 0; i < 2; i++) {
+		struct bp_node *n = &b->n[i];
+
+		if (n->conn && tv_port_conn_destroy(n->conn))
+			fprintf(stderr, "bench port: node %d's connection "
+				"still had work in flight\n", i);
+		tv_port_mem_deregister(n->mdata);
+		tv_port_mem_deregister(n->mtok);
+		tv_port_ctx_destroy(n->ctx);
+		if (n->dev)
+			tv_ibv_close(n->dev);
+		tv_cm_destroy(n->cm);
+		free(n->data);
+		free(n->token);
+	}
+}
+
+/* ---- what each thread does ------------------------------------------------------- */
+
+/* Progress the proxy until done(): 0, or -ETIMEDOUT / the error. */
+static int spin_until(struct bp *b, struct bp_node *n,
+		      int (*step)(struct bp_node *n, void *arg), void *arg)
+{
+	uint64_t deadline = now_ns() + b->o->timeout_ns;
+	int ret;
+
+	for (unsigned k = 0;; k++) {
+		tv_port_proxy_progress(n->proxy, 64);
+		ret = step(n, arg);
+		if (ret != -EAGAIN)
+			return ret;
+		if ((k & 1023) == 0 && now_ns() > deadline)
+			return -ETIMEDOUT;
+	}
+}
+
+static int step_wait(struct bp_node *n, void *arg)
+{
+	(void)arg;
+	if (tv_port_chan_poll(n->chan))
+		return 0;
+	return tv_port_conn_failed(n->conn) ? -EIO : -EAGAIN;
+}
+
+/*
+ * A passive side (node 1 while node 0 puts) looks now and then, as
+ * ib_write_bw's server idles: a spinning thread would take the vCPU
+ * the device's kernel work needs.
+ */
+static int step_wait_idle(struct bp_node *n, void *arg)
+{
+	struct timespec ts = { 0, 100000 };
+	int ret = step_wait(n, arg);
+
+	if (ret == -EAGAIN)
+		nanosleep(&ts, NULL);
+	return ret;
+}
+
+static int step_flushed(struct bp_node *n, void *arg)
+{
+	return tv_port_chan_flush_done(n->chan, *(uint64_t *)arg);
+}
+
+struct push_arg {
+	uint64_t dst;
+	uint64_t src;
+	uint64_t len;
+	int kind;                /* 0 put, 1 put_with_signal, 2 ... and flush */
+	uint64_t pos;
+};
+
+static int step_push(struct bp_node *n, void *arg)
+{
+	struct push_arg *a = arg;
+
+	if (a->kind == 0)
+		return tv_port_chan_put(n->chan, a->dst, a->src, a->len,
+					&a->pos);
+	if (a->kind == 1)
+		return tv_port_chan_put_with_signal(n->chan, a->dst, a->src,
+						    a->len, &a->pos);
+	return tv_port_chan_put_with_signal_and_flush(n->chan, a->dst, a->src,
+						      a->len, &a->pos);
+}
+
+static int push(struct bp *b, struct bp_node *n, int kind, uint64_t dst,
+		uint64_t src, uint64_t len, uint64_t *pos_p)
+{
+	struct push_arg a = { dst, src, len, kind, 0 };
+	int ret = spin_until(b, n, step_push, &a);
+
+	if (pos_p)
+		*pos_p = a.pos;
+	return ret;
+}
+
+/* Node 0 puts the bytes, one flush at the end; node 1 progresses. */
+static int phase_bw(struct bp *b, struct bp_node *n)
+{
+	uint64_t s = b->arg, iters = b->o->bytes / s, pos, t0;
+	int ret = 0;
+
+	if (iters < 4)
+		iters = 4;
+	if (n->id == 1)
+		return spin_until(b, n, step_wait_idle, NULL);
+	t0 = now_ns();
+	for (uint64_t i = 0; !ret && i + 1 < iters; i++)
+		ret = push(b, n, 0, 0, 0, s, NULL);
+	if (!ret)
+		ret = push(b, n, 2, 0, 0, s, &pos);
+	if (!ret)
+		ret = spin_until(b, n, step_flushed, &pos);
+	b->t_ns = now_ns() - t0;
+	b->t_ns = b->t_ns ? b->t_ns : 1;
+	b->arg = iters * s;
+	return ret;
+}
+
+/* Node 0: signal, wait for the answer, per round; node 1 answers. */
+static int phase_lat(struct bp *b, struct bp_node *n)
+{
+	uint32_t total = b->o->lat_iters + 100; /* 100 warm-up rounds */
+	int ret = 0;
+
+	for (uint32_t i = 0; !ret && i < total; i++) {
+		uint64_t t0 = now_ns();
+
+		if (n->id == 1)
+			ret = spin_until(b, n, step_wait, NULL);
+		if (!ret)
+			ret = push(b, n, 1, 64, 0, 8, NULL);
+		if (!ret && n->id == 0)
+			ret = spin_until(b, n, step_wait, NULL);
+		if (n->id == 0 && i >= 100)
+			b->lat[i - 100] = now_ns() - t0;
+	}
+	return ret;
+}
+
+/*
+ * 2-rank ring allreduce of s bytes of floats, halves h: rank r sends its
+ * half r to the peer's scratch, adds the peer's half (1 - r) from its own
+ * scratch, then sends the reduced half (1 - r) back.
+ */
+static int phase_ar(struct bp *b, struct bp_node *n)
+{
+	uint64_t s = b->arg, h = s / 2, r = n->id, t0;
+	float *a = (float *)(void *)n->data, *t = (float *)(void *)(n->data + s);
+	int ret;
+
+	for (uint64_t i = 0; i < s / 4; i++)
+		a[i] = (float)((i * 7 + r * 3) % 64) / 8.0f;
+	t0 = now_ns();
+	ret = push(b, n, 1, s, r * h, h, NULL);
+	if (!ret)
+		ret = spin_until(b, n, step_wait, NULL);
+	for (uint64_t i = 0; !ret && i < h / 4; i++)
+		a[(1 - r) * h / 4 + i] += t[i];
+	if (!ret)
+		ret = push(b, n, 1, (1 - r) * h, (1 - r) * h, h, NULL);
+	if (!ret)
+		ret = spin_until(b, n, step_wait, NULL);
+	if (n->id == 0)
+		b->t_ns = now_ns() - t0;
+	/* Every element is the sum of both ranks' (exact in float). */
+	for (uint64_t i = 0; !ret && i < s / 4; i += 4099)
+		if (a[i] != (float)((i * 7) % 64) / 8.0f +
+			    (float)((i * 7 + 3) % 64) / 8.0f)
+			ret = -EBADMSG;
+	return ret;
+}
+
+/*
+ * Each thread is its node's proxy too: while it waits for the other
+ * thread (or the next phase) its proxy keeps going, or a last push would
+ * never be handled.
+ */
+static void barrier(struct bp_node *n, _Atomic int *count, int target)
+{
+	atomic_fetch_add(count, 1);
+	while (atomic_load(count) < target) {
+		tv_port_proxy_progress(n->proxy, 64);
+		sched_yield();
+	}
+}
+
+static void *node_main(void *arg)
+{
+	struct bp_node *n = arg;
+	struct bp *b = n->b;
+
+	for (int gen = 1;; gen++) {
+		int ret = 0;
+
+		while (atomic_load_explicit(&b->go, memory_order_acquire) < gen) {
+			tv_port_proxy_progress(n->proxy, 64);
+			sched_yield();
+		}
+		if (b->phase == BP_QUIT)
+			return NULL;
+		barrier(n, &b->ready, 2 * gen);
+		if (b->phase == BP_BW)
+			ret = phase_bw(b, n);
+		else if (b->phase == BP_LAT)
+			ret = phase_lat(b, n);
+		else if (b->phase == BP_AR)
+			ret = phase_ar(b, n);
+		if (ret)
+			b->err = ret;
+		barrier(n, &b->done, 2 * gen);
+	}
+}
+
+/* ---- the driver ------------------------------------------------------------------ */
+
+static int run_phase(struct bp *b, int phase, uint64_t arg, int *gen)
+{
+	b->arg = arg;
+	b->err = 0;
+	b->phase = phase;
+	atomic_store_explicit(&b->go, ++*gen, memory_order_release);
+	while (atomic_load(&b->done) < 2 * *gen)
+		sched_yield();
+	return b->err;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, c = *(const uint64_t *)y;
+
+	return a < c ? -1 : a > c;
+}
+
+static int bench_all(struct bp *b)
+{
+	const struct bp_opts *o = b->o;
+	int gen = 0, ret = 0;
+	uint64_t sum = 0, n = o->lat_iters;
+
+	for (size_t i = 0; !ret && i < o->nsizes; i++) {
+		ret = run_phase(b, BP_BW, o->sizes[i], &gen);
+		if (!ret)
+			printf("bench-port bw %" PRIu64 " %.0f\n", o->sizes[i],
+			       (double)b->arg * 1e9 / (double)b->t_ns);
+		/* The final put's signal is node 1's to take. */
+	}
+	if (!ret)
+		ret = run_phase(b, BP_LAT, 8, &gen);
+	if (!ret) {
+		for (uint64_t i = 0; i < n; i++)
+			sum += b->lat[i];
+		qsort(b->lat, n, sizeof(*b->lat), cmp_u64);
+		printf("bench-port lat 8 %.2f %.2f %.2f\n",
+		       (double)sum / (double)n / 2000.0,
+		       (double)b->lat[n / 2] / 2000.0,
+		       (double)b->lat[n * 99 / 100] / 2000.0);
+	}
+	for (size_t i = 0; !ret && i < o->nar; i++) {
+		ret = run_phase(b, BP_AR, o->ar_sizes[i], &gen);
+		if (!ret)
+			printf("bench-port allreduce %" PRIu64 " %.0f %.0f\n",
+			       o->ar_sizes[i],
+			       (double)o->ar_sizes[i] * 1e9 / (double)b->t_ns,
+			       (double)o->ar_sizes[i] * 1e9 / (double)b->t_ns);
+	}
+	fflush(stdout);
+	return ret;
+}
+
+static int parse_list(const char *list, uint64_t *v, size_t *n_p)
+{
+	char *end;
+	size_t n = 0;
+
+	while (*list && n < BP_MAX_SIZES) {
+		uint64_t x = strtoull(list, &end, 10);
+
+		if (end == list || !x || x > (1ull << 30) || (*end && *end != ','))
+			return -EINVAL;
+		v[n++] = x;
+		list = *end ? end + 1 : end;
+	}
+	*n_p = n;
+	return *list ? -EINVAL : 0;
+}
+
+static int default_addr(const char *env_ip, unsigned int port,
+			struct sockaddr_storage *ss)
+{
+	const char *ip = getenv(env_ip);
+	char text[128];
+
+	if (!ip)
+		return -ENOENT;
+	snprintf(text, sizeof(text), "%s:%u", ip, port);
+	return tv_cm_parse_addr(text, ss);
+}
+
+static int parse_opts(struct bp_opts *o, int argc, char **argv)
+{
+	static const uint64_t sizes[] = { 4096, 65536, 1048576, 4194304,
+					   16777216, 67108864 };
+	bool a0 = !default_addr("RXE_IP0", 7700, &o->addr[0]);
+	bool a1 = !default_addr("RXE_IP1", 7701, &o->addr[1]);
+
+	memcpy(o->sizes, sizes, sizeof(sizes));
+	o->nsizes = 6;
+	o->ar_sizes[0] = 1048576;
+	o->ar_sizes[1] = 67108864;
+	o->nar = 2;
+	o->bytes = 256ull << 20;
+	o->lat_iters = 2000;
+	o->mode = TV_PORT_SIGNAL_ATOMIC;
+	o->timeout_ns = 600ull * 1000000000ull;
+	for (int i = 1; i < argc; i++) {
+		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		int bad = !v;
+
+		if (!v) {
+		} else if (!strcmp(k, "--sizes")) {
+			bad = parse_list(v, o->sizes, &o->nsizes);
+		} else if (!strcmp(k, "--allreduce")) {
+			bad = parse_list(v, o->ar_sizes, &o->nar);
+		} else if (!strcmp(k, "--bytes")) {
+			o->bytes = strtoull(v, NULL, 10);
+			bad = !o->bytes;
+		} else if (!strcmp(k, "--lat-iters")) {
+			o->lat_iters = (uint32_t)strtoul(v, NULL, 10);
+			bad = !o->lat_iters || o->lat_iters > 10000000;
+		} else if (!strcmp(k, "--signal")) {
+			bad = strcmp(v, "atomic") && strcmp(v, "write_imm");
+			o->mode = !strcmp(v, "write_imm") ?
+					  TV_PORT_SIGNAL_WRITE_IMM :
+					  TV_PORT_SIGNAL_ATOMIC;
+		} else if (!strcmp(k, "--timeout")) {
+			o->timeout_ns = strtoull(v, NULL, 10) * 1000000000ull;
+			bad = !o->timeout_ns;
+		} else if (!strcmp(k, "--addr0") || !strcmp(k, "--addr1")) {
+			bad = tv_cm_parse_addr(v, &o->addr[k[6] - '0']) != 0;
+			a0 |= k[6] == '0' && !bad;
+			a1 |= k[6] == '1' && !bad;
+		} else {
+			bad = 1;
+		}
+		if (bad) {
+			fprintf(stderr, "bench port: bad option %s%s%s\n%s", k,
+				v ? " " : "", v ? v : "", bench_usage);
+			return -EINVAL;
+		}
+		i++;
+	}
+	if (!a0 || !a1) {
+		fprintf(stderr, "bench port: no addresses: set RXE_IP0 and "
+			"RXE_IP1 (ci/rxe/vm.sh does) or --addr0/--addr1\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static uint64_t biggest(const struct bp_opts *o)
+{
+	uint64_t m = 4096;
+
+	for (size_t i = 0; i < o->nsizes; i++)
+		m = o->sizes[i] > m ? o->sizes[i] : m;
+	/* An allreduce needs its size and half of it (the scratch). */
+	for (size_t i = 0; i < o->nar; i++)
+		m = o->ar_sizes[i] * 3 / 2 > m ? o->ar_sizes[i] * 3 / 2 : m;
+	return m;
+}
+
+int pt_bench_port_main(int argc, char **argv, const char *argv0)
+{
+	struct bp_opts o;
+	struct bp *b;
+	pthread_t th[2];
+	int ret, started = 0;
+
+	(void)argv0;
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(bench_usage, stdout);
+		return 0;
+	}
+	memset(&o, 0, sizeof(o));
+	if (parse_opts(&o, argc, argv))
+		return 2;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return 1;
+	b->o = &o;
+	b->lat = calloc(o.lat_iters, sizeof(*b->lat));
+	ret = b->lat ? 0 : -ENOMEM;
+	for (uint32_t i = 0; !ret && i < 2; i++)
+		ret = bp_open(b, i, biggest(&o));
+	if (!ret)
+		ret = bp_connect(b);
+	for (int i = 0; !ret && i < 2; i++) {
+		b->n[i].b = b;
+		ret = -pthread_create(&th[i], NULL, node_main, &b->n[i]);
+		started += !ret;
+	}
+	if (!ret)
+		ret = bench_all(b);
+	b->phase = BP_QUIT;
+	atomic_store_explicit(&b->go, INT32_MAX, memory_order_release);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	if (ret)
+		fprintf(stderr, "bench port: %s\n", strerror(-ret));
+	bp_close(b);
+	free(b->lat);
+	free(b);
+	return ret ? 1 : 0;
+}
