@@ -55,7 +55,8 @@ static int conn_alloc(struct tv_port_ctx *ctx, struct tv_port_conn *conn)
 	conn->flush_cap = ctx->cfg.fifo_size;
 	conn->flushes = calloc(conn->flush_cap, sizeof(*conn->flushes));
 	conn->scratch = aligned_alloc(64, PORT_SCRATCH_BYTES);
-	if (!conn->defer || !conn->flushes || !conn->scratch)
+	conn->stage = calloc(PORT_STAGE_MAX, sizeof(*conn->stage));
+	if (!conn->defer || !conn->flushes || !conn->scratch || !conn->stage)
 		return -ENOMEM;
 	memset(conn->scratch, 0, PORT_SCRATCH_BYTES);
 	return 0;
@@ -66,6 +67,7 @@ static void conn_free(struct tv_port_conn *conn)
 	free(conn->defer);
 	free(conn->flushes);
 	free(conn->scratch);
+	free(conn->stage);
 	free(conn);
 }
 
@@ -76,6 +78,8 @@ static int conn_qp(struct tv_port_ctx *ctx, struct tv_port_conn *conn)
 		.max_send_sge = 1,
 		.max_recv_sge = 1,
 		.max_recv_wr = imm ? ctx->cfg.recv_depth : 0,
+		/* Small puts go in the WQE: no DMA read of the source. */
+		.max_inline_data = PORT_INLINE_BYTES,
 	};
 	int ret;
 
@@ -261,7 +265,7 @@ static enum tv_vf_wr_opcode wr_opcode(enum tv_port_post_op op)
 }
 
 static void emit_post(struct tv_port_conn *conn, const struct port_post *p,
-		      enum tv_port_event_kind kind)
+		      enum tv_port_event_kind kind, uint64_t seq)
 {
 	struct tv_port_event ev;
 
@@ -269,7 +273,7 @@ static void emit_post(struct tv_port_conn *conn, const struct port_post *p,
 	ev.peer = conn->peer;
 	ev.qp_num = conn->qp->qp_num;
 	ev.op = p->op;
-	ev.seq = conn->posted;
+	ev.seq = seq;
 	ev.addr = p->remote_addr;
 	ev.rkey = p->rkey;
 	ev.length = p->length;
@@ -277,28 +281,68 @@ static void emit_post(struct tv_port_conn *conn, const struct port_post *p,
 	port_emit(conn->ctx, &ev);
 }
 
-static int post_now(struct tv_port_conn *conn, const struct port_post *p)
+/*
+ * The staged posts as one chain: WR i (1-based over the connection's
+ * life) has wr_id i.  Signaled: the chain's last and every
+ * PORT_SIGNAL_EVERY-th, so a completion says "everything up to wr_id is
+ * done" (RC completes in order) and the CQ sees a fraction of the posts;
+ * an error completes unsignaled WRs too.
+ */
+int port_conn_post_staged(struct tv_port_conn *conn)
 {
-	struct tv_vf_sge sge = { p->local_addr, p->length, p->lkey };
-	struct tv_vf_send_wr wr = {
-		.wr_id = conn->posted + 1, .sg_list = &sge,
-		.num_sge = p->length ? 1 : 0, .opcode = wr_opcode(p->op),
-		.send_flags = TV_SEND_SIGNALED, .imm_data = p->imm,
-		.remote_addr = p->remote_addr, .rkey = p->rkey,
-		.compare_add = p->add,
-	};
-	struct tv_vf_send_wr *bad = NULL;
-	int ret = tv_vf_post_send(conn->qp, &wr, &bad);
+	struct tv_vf_send_wr wr[PORT_STAGE_MAX], *bad = NULL;
+	struct tv_vf_sge sge[PORT_STAGE_MAX];
+	uint64_t first = conn->posted - conn->staged + 1;
+	uint32_t n = conn->staged;
+	int ret;
 
+	if (!n)
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct port_post *p = &conn->stage[i];
+		uint64_t id = first + i;
+		bool inl = p->op == TV_PORT_OP_WRITE && p->length &&
+			   p->length <= conn->qp->max_inline_data;
+
+		sge[i] = (struct tv_vf_sge){ p->local_addr, p->length, p->lkey };
+		wr[i] = (struct tv_vf_send_wr){
+			.wr_id = id, .sg_list = &sge[i],
+			.num_sge = p->length ? 1 : 0, .opcode = wr_opcode(p->op),
+			.send_flags = (i + 1 == n || id % PORT_SIGNAL_EVERY == 0 ?
+				       TV_SEND_SIGNALED : 0) |
+				      (inl ? TV_SEND_INLINE : 0),
+			.imm_data = p->imm, .remote_addr = p->remote_addr,
+			.rkey = p->rkey, .compare_add = p->add,
+			.next = i + 1 < n ? &wr[i + 1] : NULL,
+		};
+	}
+	conn->staged = 0;
+	ret = tv_vf_post_send(conn->qp, wr, &bad);
 	if (ret) {
 		port_conn_fail(conn, ret, "post_send of a %s failed: %s",
-			       op_name(p->op), strerror(-ret));
+			       op_name(conn->stage[bad ? bad - wr : 0].op),
+			       strerror(-ret));
 		return -EIO;
 	}
+	for (uint32_t i = 0; i < n; i++)
+		emit_post(conn, &conn->stage[i], TV_PORT_EV_POST, first + i);
+	return 0;
+}
+
+void port_conn_batch(struct tv_port_conn *conn, bool on)
+{
+	conn->batching = on;
+}
+
+static int post_now(struct tv_port_conn *conn, const struct port_post *p)
+{
+	conn->stage[conn->staged++] = *p;
 	conn->posted++;
 	if (in_flight(conn) > conn->st.max_in_flight)
 		conn->st.max_in_flight = in_flight(conn);
-	emit_post(conn, p, TV_PORT_EV_POST);
+	/* Outside a proxy turn every post goes at once. */
+	if (!conn->batching || conn->staged == PORT_STAGE_MAX)
+		return port_conn_post_staged(conn);
 	return 0;
 }
 
@@ -335,22 +379,28 @@ static int submit(struct tv_port_conn *conn, const struct port_post *p)
 	*slot = *p;
 	conn->defer_len++;
 	conn->st.deferred++;
-	emit_post(conn, p, TV_PORT_EV_DEFER);
+	emit_post(conn, p, TV_PORT_EV_DEFER, conn->posted);
 	return 0;
 }
 
 static int drain_deferred(struct tv_port_conn *conn)
 {
+	bool was = conn->batching;
 	int n = 0;
 
+	/* What waited goes out as chains, not one doorbell each. */
+	conn->batching = true;
 	while (conn->defer_len && !must_wait(conn)) {
 		if (post_now(conn, &conn->defer[conn->defer_head]))
-			return -EIO;
+			break;
 		conn->defer_head = (conn->defer_head + 1) % conn->defer_cap;
 		conn->defer_len--;
 		n++;
 	}
-	return n;
+	conn->batching = was;
+	if (!was && port_conn_post_staged(conn))
+		return -EIO;
+	return tv_port_conn_failed(conn) ? -EIO : n;
 }
 
 int port_conn_post_room(const struct tv_port_conn *conn, uint32_t n)
@@ -448,7 +498,10 @@ static int poll_send(struct tv_port_conn *conn)
 		return 0;
 	}
 	for (int i = 0; i < n; i++) {
-		conn->completed++;
+		/* wr_id i: every WR up to i is done (in order, signaled or
+		 * not); a flushed one names itself. */
+		if (wc[i].wr_id > conn->completed && wc[i].wr_id <= conn->posted)
+			conn->completed = wc[i].wr_id;
 		if (wc[i].status == TV_WC_SUCCESS)
 			continue;
 		/* The first failure names the cause; flushes follow it. */

@@ -17,6 +17,9 @@
 #define PORT_SCRATCH_BYTES 64           /* the atomics' fetched values */
 #define PORT_HANDLE_MAGIC 0x4d505654u   /* "TVPM" little-endian */
 #define PORT_HANDLE_VERSION 1u
+#define PORT_STAGE_MAX 64u               /* MSCCL++'s maxWrPerSend */
+#define PORT_SIGNAL_EVERY 16u            /* a completion at least this often */
+#define PORT_INLINE_BYTES 64u            /* asked of the QP; it may grant less */
 
 struct tv_port_ctx {
 	struct tv_vf_device *dev;
@@ -66,8 +69,15 @@ struct tv_port_conn {
 	uint64_t *scratch;
 	struct tv_vf_mr *scratch_mr;
 
-	uint64_t posted;
-	uint64_t completed;
+	uint64_t posted;                /* staged or posted: the WRs' count */
+	uint64_t completed;             /* the last WR known complete */
+	/*
+	 * Staged work requests, posted as one chain (one doorbell) by
+	 * port_conn_post_staged(): the proxy stages a turn's triggers.
+	 */
+	struct port_post *stage;        /* [PORT_STAGE_MAX] */
+	uint32_t staged;
+	bool batching;
 	struct port_post *defer;        /* ring, defer_cap entries */
 	uint32_t defer_cap;
 	uint32_t defer_head;
@@ -188,6 +198,9 @@ void port_conn_fail(struct tv_port_conn *conn, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Hold the connection's next posts until not_before_ns. */
 void port_conn_delay_next(struct tv_port_conn *conn, uint64_t not_before_ns);
+/* The proxy's turn: stage posts (batching), then one chain per conn. */
+void port_conn_batch(struct tv_port_conn *conn, bool on);
+int port_conn_post_staged(struct tv_port_conn *conn);
 
 /* sem.c, for write-imm receives */
 void port_sem_store_inbound(struct tv_port_sem *sem, uint64_t value);

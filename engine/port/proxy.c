@@ -336,6 +336,9 @@ int tv_port_proxy_progress(struct tv_port_proxy *proxy, uint32_t budget)
 		r = tv_port_conn_progress(c);
 		n += r > 0 ? r : 0;
 	}
+	/* A turn's posts go out as one chain per connection (a doorbell). */
+	for (uint32_t i = 0; i < proxy->nr_conns; i++)
+		port_conn_batch(proxy->conns[i], true);
 	for (uint32_t k = 0; k < budget && !blocked(proxy); k++) {
 		if (!tv_port_fifo_poll(proxy->fifo, &t, &pos))
 			break;
@@ -345,6 +348,10 @@ int tv_port_proxy_progress(struct tv_port_proxy *proxy, uint32_t budget)
 		tv_port_fifo_pop(proxy->fifo);
 		proxy->st.triggers++;
 		n++;
+	}
+	for (uint32_t i = 0; i < proxy->nr_conns; i++) {
+		port_conn_batch(proxy->conns[i], false);
+		port_conn_post_staged(proxy->conns[i]);
 	}
 	return n;
 }

@@ -288,10 +288,12 @@ static void count_send(struct pt_runner *r, const struct tv_sim_event *ev,
 
 	if (!l)
 		return;
+	/* A completion of wr_id i: every WR up to i is done (the engine
+	 * signals some of them; RC completes in order). */
 	if (post)
 		l->posts[e]++;
-	else
-		l->cqes[e]++;
+	else if (ev->wr_id > l->cqes[e] && ev->wr_id <= l->posts[e])
+		l->cqes[e] = ev->wr_id;
 	if (l->posts[e] - l->cqes[e] > r->sc->cq_size &&
 	    !(r->breakage & TV_PORT_BREAK_NO_FLOW_CONTROL))
 		tv_tb_fail(r->run, TV_TB_FK_IN_FLIGHT,
