@@ -301,7 +301,7 @@ int port_conn_post_staged(struct tv_port_conn *conn)
 	for (uint32_t i = 0; i < n; i++) {
 		const struct port_post *p = &conn->stage[i];
 		uint64_t id = first + i;
-		bool inl = p->op == TV_PORT_OP_WRITE && p->length &&
+		bool inl = p->op != TV_PORT_OP_ATOMIC_ADD && p->length &&
 			   p->length <= conn->qp->max_inline_data;
 
 		sge[i] = (struct tv_vf_sge){ p->local_addr, p->length, p->lkey };
@@ -483,6 +483,52 @@ int tv_port_conn_update_and_sync(struct tv_port_conn *conn,
 	return 0;
 }
 
+int tv_port_conn_write_and_sync(struct tv_port_conn *conn,
+				const struct tv_port_mem_handle *dst,
+				uint64_t dst_off,
+				const struct tv_port_mem *src, uint64_t src_off,
+				uint64_t size_bytes,
+				const struct tv_port_mem_handle *sync,
+				uint64_t sync_off, uint64_t *value,
+				uint64_t new_value)
+{
+	struct port_post p = { .op = TV_PORT_OP_WRITE_IMM };
+	int ret;
+
+	if (!conn || !dst || !src || !value || src->ctx != conn->ctx ||
+	    !range_ok(dst_off, size_bytes, dst->size_bytes) ||
+	    !range_ok(src_off, size_bytes, src->size) ||
+	    size_bytes > PORT_MAX_MSG_BYTES)
+		return -EINVAL;
+	if (conn->ctx->mode != TV_PORT_SIGNAL_WRITE_IMM) {
+		/* Two work requests: the write, then the fetch-and-add. */
+		if (port_conn_post_room(conn, 2))
+			return -EAGAIN;
+		ret = tv_port_conn_write(conn, dst, dst_off, src, src_off,
+					 size_bytes);
+		return ret ? ret : tv_port_conn_update_and_sync(
+			conn, sync, sync_off, value, new_value);
+	}
+	/* One: the data, and the token's low 32 bits as its immediate (the
+	 * receive completion comes after the data is placed). */
+	if (new_value < *value || new_value - *value > UINT32_MAX)
+		return -ERANGE;
+	p.remote_addr = dst->addr + dst_off;
+	p.rkey = dst->rkey;
+	p.local_addr = (uint64_t)(uintptr_t)src->addr + src_off;
+	p.lkey = src->mr->lkey;
+	p.length = (uint32_t)size_bytes;
+	p.imm = (uint32_t)new_value;
+	ret = submit(conn, &p);
+	if (ret)
+		return ret;
+	*value = new_value;
+	conn->st.writes++;
+	conn->st.write_bytes += size_bytes;
+	conn->st.imm_signals++;
+	return 0;
+}
+
 /* ---- completions --------------------------------------------------------- */
 
 static int poll_send(struct tv_port_conn *conn)
@@ -543,9 +589,10 @@ static int recv_one(struct tv_port_conn *conn, const struct tv_vf_wc *wc)
 			       (int)wc->status, conn->peer);
 		return -EIO;
 	}
-	/* Whatever the peer sends is checked: only signals come here. */
+	/* Whatever the peer sends is checked: only signals come here (a
+	 * write with immediate: zero bytes, or a put with its signal). */
 	if (wc->opcode != TV_WC_RECV_RDMA_WITH_IMM ||
-	    !(wc->wc_flags & TV_WC_WITH_IMM) || wc->byte_len) {
+	    !(wc->wc_flags & TV_WC_WITH_IMM)) {
 		port_conn_fail(conn, -EPROTO,
 			       "node %u sent something that is not a signal "
 			       "(opcode %d, %u bytes)", conn->peer,

@@ -202,7 +202,11 @@ void port_conn_delay_next(struct tv_port_conn *conn, uint64_t not_before_ns);
 void port_conn_batch(struct tv_port_conn *conn, bool on);
 int port_conn_post_staged(struct tv_port_conn *conn);
 
-/* sem.c, for write-imm receives */
+/* sem.c, for write-imm receives; a put and its signal (the proxy) */
 void port_sem_store_inbound(struct tv_port_sem *sem, uint64_t value);
+int port_sem_put_signal(struct tv_port_sem *sem,
+			const struct tv_port_mem_handle *dst, uint64_t dst_off,
+			const struct tv_port_mem *src, uint64_t src_off,
+			uint64_t size_bytes);
 
 #endif /* TV_PORT_INT_H */

@@ -181,47 +181,74 @@ static void bad_trigger(struct tv_port_proxy *proxy, uint64_t pos,
 	port_emit(proxy->ctx, &ev);
 }
 
-static int handle_data(struct tv_port_proxy *proxy, struct tv_port_sem *sem,
-		       const struct tv_port_trigger_fields *f, uint64_t pos,
-		       const struct tv_port_trigger *t)
+/* A DATA trigger's memory ids: a peer's destination, a local source. */
+static int resolve_data(struct tv_port_proxy *proxy,
+			const struct tv_port_trigger_fields *f, uint64_t pos,
+			const struct tv_port_trigger *t,
+			const struct port_memref **dst_p,
+			const struct port_memref **src_p)
 {
-	const struct port_memref *dst, *src;
-	int ret;
-
 	if (f->dst_id >= proxy->nr_mems || f->src_id >= proxy->nr_mems) {
 		bad_trigger(proxy, pos, t, "memory id %u or %u of %u",
 			    f->dst_id, f->src_id, proxy->nr_mems);
 		return -EINVAL;
 	}
-	dst = &proxy->mems[f->dst_id];
-	src = &proxy->mems[f->src_id];
-	if (dst->local || !src->local) {
+	*dst_p = &proxy->mems[f->dst_id];
+	*src_p = &proxy->mems[f->src_id];
+	if ((*dst_p)->local || !(*src_p)->local) {
 		bad_trigger(proxy, pos, t, "destination %u must be a peer's "
 			    "memory and source %u ours", f->dst_id, f->src_id);
 		return -EINVAL;
 	}
-	ret = tv_port_conn_write(sem->conn, &dst->h, f->dst_off, src->mem,
-				 f->src_off, f->size_bytes);
-	if (ret == -EINVAL)
-		bad_trigger(proxy, pos, t, "%" PRIu64 " bytes from %" PRIu64
-			    " of memory %u to %" PRIu64 " of memory %u: out "
-			    "of range", f->size_bytes, f->src_off, f->src_id,
-			    f->dst_off, f->dst_id);
-	return ret;
+	return 0;
 }
 
-static int handle_flag(struct tv_port_proxy *proxy, struct tv_port_sem *sem)
+/* An injected late signal: this connection's posts wait a while. */
+static void sem_delay(struct tv_port_proxy *proxy, struct tv_port_sem *sem)
 {
 	bool delay = false;
 	uint64_t ns = 0;
 
-	/* An injected late signal: this connection's posts wait a while. */
 	fiu_do_on("port/sem/delay",
 		  (delay = true, ns = (uint64_t)TV_FLT_ARG(
 				   PROXY_DEFAULT_SEM_DELAY_NS)));
 	if (delay)
 		port_conn_delay_next(sem->conn, port_now_ns(proxy->ctx) + ns);
-	return tv_port_sem_signal(sem);
+}
+
+/*
+ * DATA, FLAG or both: a put with its signal is one work request where the
+ * signal mode allows (write-imm: the data carries the immediate).
+ */
+static int handle_work(struct tv_port_proxy *proxy, struct tv_port_sem *sem,
+		       const struct tv_port_trigger_fields *f, uint64_t pos,
+		       const struct tv_port_trigger *t)
+{
+	const struct port_memref *dst = NULL, *src = NULL;
+	bool data = f->type & TV_PORT_TRIGGER_DATA;
+	bool flag = f->type & TV_PORT_TRIGGER_FLAG;
+	int ret = 0;
+
+	if (data && resolve_data(proxy, f, pos, t, &dst, &src))
+		return -EINVAL;
+	if (flag)
+		sem_delay(proxy, sem);
+	if (data && flag)
+		ret = port_sem_put_signal(sem, &dst->h, f->dst_off, src->mem,
+					  f->src_off, f->size_bytes);
+	else if (data)
+		ret = tv_port_conn_write(sem->conn, &dst->h, f->dst_off,
+					 src->mem, f->src_off, f->size_bytes);
+	else if (flag)
+		ret = tv_port_sem_signal(sem);
+	if (ret == -EINVAL)
+		bad_trigger(proxy, pos, t, "%" PRIu64 " bytes from %" PRIu64
+			    " of memory %u to %" PRIu64 " of memory %u: out "
+			    "of range", f->size_bytes, f->src_off, f->src_id,
+			    f->dst_off, f->dst_id);
+	proxy->st.data += data;
+	proxy->st.flags += flag;
+	return ret;
 }
 
 /* Everything of one trigger, or nothing: -EAGAIN leaves it queued. */
@@ -252,14 +279,8 @@ static int handle(struct tv_port_proxy *proxy,
 	    ((f.type & TV_PORT_TRIGGER_SYNC) &&
 	     conn->flush_len == conn->flush_cap))
 		return -EAGAIN;
-	if (f.type & TV_PORT_TRIGGER_DATA) {
-		ret = handle_data(proxy, sem, &f, pos, t);
-		proxy->st.data++;
-	}
-	if (!ret && (f.type & TV_PORT_TRIGGER_FLAG)) {
-		ret = handle_flag(proxy, sem);
-		proxy->st.flags++;
-	}
+	if (posts)
+		ret = handle_work(proxy, sem, &f, pos, t);
 	if (!ret && (f.type & TV_PORT_TRIGGER_SYNC)) {
 		ret = port_conn_request_flush(conn, pos);
 		proxy->st.syncs++;

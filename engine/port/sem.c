@@ -105,18 +105,10 @@ void port_sem_store_inbound(struct tv_port_sem *sem, uint64_t value)
 	atomic_store_explicit(sem->inbound, value, memory_order_release);
 }
 
-int tv_port_sem_signal(struct tv_port_sem *sem)
+static void emit_signal(struct tv_port_sem *sem)
 {
 	struct tv_port_event ev;
-	int ret;
 
-	if (!sem->has_remote)
-		return -ENOTCONN;
-	ret = tv_port_conn_update_and_sync(sem->conn, &sem->remote,
-					   sem->remote_off, &sem->outbound,
-					   sem->outbound + 1);
-	if (ret)
-		return ret;
 	port_event_init(&ev, TV_PORT_EV_SIGNAL, sem->conn->ctx->cfg.node_id);
 	ev.peer = sem->conn->peer;
 	ev.qp_num = sem->conn->qp->qp_num;
@@ -124,7 +116,38 @@ int tv_port_sem_signal(struct tv_port_sem *sem)
 	ev.rkey = sem->remote.rkey;
 	ev.value = sem->outbound;
 	port_emit(sem->conn->ctx, &ev);
-	return 0;
+}
+
+int tv_port_sem_signal(struct tv_port_sem *sem)
+{
+	int ret;
+
+	if (!sem->has_remote)
+		return -ENOTCONN;
+	ret = tv_port_conn_update_and_sync(sem->conn, &sem->remote,
+					   sem->remote_off, &sem->outbound,
+					   sem->outbound + 1);
+	if (!ret)
+		emit_signal(sem);
+	return ret;
+}
+
+int port_sem_put_signal(struct tv_port_sem *sem,
+			const struct tv_port_mem_handle *dst, uint64_t dst_off,
+			const struct tv_port_mem *src, uint64_t src_off,
+			uint64_t size_bytes)
+{
+	int ret;
+
+	if (!sem->has_remote)
+		return -ENOTCONN;
+	ret = tv_port_conn_write_and_sync(sem->conn, dst, dst_off, src,
+					  src_off, size_bytes, &sem->remote,
+					  sem->remote_off, &sem->outbound,
+					  sem->outbound + 1);
+	if (!ret)
+		emit_signal(sem);
+	return ret;
 }
 
 bool tv_port_sem_poll(struct tv_port_sem *sem)

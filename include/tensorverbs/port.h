@@ -198,6 +198,21 @@ int tv_port_conn_update_and_sync(struct tv_port_conn *conn,
 				 uint64_t dst_off, uint64_t *src,
 				 uint64_t new_value);
 /*
+ * A write and then update_and_sync, as one work request where the mode
+ * allows: in write-imm mode the data goes with the token's low 32 bits as
+ * its immediate (the receive completion comes after the data is placed),
+ * in atomic mode it is the write and the fetch-and-add.  As the two calls
+ * otherwise; -EAGAIN when there is room for neither.
+ */
+int tv_port_conn_write_and_sync(struct tv_port_conn *conn,
+				const struct tv_port_mem_handle *dst,
+				uint64_t dst_off,
+				const struct tv_port_mem *src, uint64_t src_off,
+				uint64_t size_bytes,
+				const struct tv_port_mem_handle *sync,
+				uint64_t sync_off, uint64_t *value,
+				uint64_t new_value);
+/*
  * Poll completions, post what was deferred, apply received immediates.
  * Returns the work done (>= 0) or -EIO when the connection failed now.
  */

@@ -26,6 +26,7 @@
 #include <tensorverbs/cm.h>
 #include <tensorverbs/ibverbs.h>
 
+#include "pt_bench.h"
 #include "pt_hw.h"
 
 #define BP_MAX_SIZES 16
@@ -33,14 +34,18 @@
 static const char bench_usage[] =
 	"usage: tensorverbs bench port [--sizes 4096,...] [--bytes N]\n"
 	"           [--lat-iters N] [--allreduce 1048576,...] [--signal MODE]\n"
-	"           [--timeout S]\n"
+	"           [--floor] [--timeout S]\n"
 	"  Node 0 on $RXE_IP0's device, node 1 on $RXE_IP1's (the rxe VM's\n"
 	"  two; or --addr0/--addr1 ADDR:PORT), one process, a busy-polling\n"
 	"  thread each (proxy and producer).  Put bandwidth per size (N bytes\n"
 	"  per size, default 256 MiB); the latency of an 8-byte\n"
 	"  put_with_signal + wait ping-pong (--lat-iters, default 2000; half\n"
 	"  the round trip); a 2-rank ring allreduce of floats per size.\n"
-	"  MODE: atomic (default) or write_imm.  Fails after --timeout\n"
+	"  --floor: the same ping-pongs with bare verbs, no engine ('floor-\n"
+	"  write': an inline 8-byte write polled in memory, as ib_write_lat;\n"
+	"  'floor-signal': the write and a fetch-and-add in one post, the\n"
+	"  counter polled).  MODE: atomic (default) or write_imm.  Fails after\n"
+	"  --timeout\n"
 	"  seconds (default 600).\n";
 
 struct bp_opts {
@@ -51,6 +56,7 @@ struct bp_opts {
 	size_t nar;
 	uint64_t bytes;
 	uint32_t lat_iters;
+	bool floors;             /* --floor: the bare-verbs ping-pongs too */
 	enum tv_port_signal_mode mode;
 	uint64_t timeout_ns;
 };
@@ -73,9 +79,10 @@ struct bp_node {
 	struct tv_port_sem *sem;
 	struct tv_port_proxy *proxy;
 	struct tv_port_chan *chan;
+	struct pf floor;          /* bare verbs beside the engine */
 };
 
-enum bp_phase { BP_BW = 1, BP_LAT, BP_AR, BP_QUIT };
+enum bp_phase { BP_BW = 1, BP_LAT, BP_AR, BP_FLOOR_W, BP_FLOOR_S, BP_QUIT };
 
 /*
  * The driver sets phase, then bumps go (release: the phase and its
@@ -91,16 +98,22 @@ struct bp {
 	_Atomic int done;        /* threads past its end */
 	uint64_t arg;            /* the phase's size */
 	uint64_t *lat;           /* round trips, ns */
+	uint64_t *floor_rtt;     /* the floors' round trips (warm-up too) */
 	uint64_t t_ns;           /* node 0's measure of the phase */
 	int err;
 };
 
-static uint64_t now_ns(void)
+uint64_t pt_bench_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+	return pt_bench_now_ns();
 }
 
 /* ---- one node: device, engine, memory ------------------------------------ */
@@ -155,6 +168,8 @@ static int bp_open(struct bp *b, uint32_t id, uint64_t bytes)
 		ret = tv_port_sem_create(n->conn, n->mtok, 0, &n->sem);
 	if (!ret)
 		ret = tv_port_proxy_create(n->ctx, NULL, NULL, &n->proxy);
+	if (!ret)
+		ret = pf_open(&n->floor, n->dev, &n->connect);
 	if (ret)
 		fprintf(stderr, "bench port: node %u's engine: %s\n", id,
 			strerror(-ret));
@@ -190,6 +205,8 @@ static int bp_connect(struct bp *b)
 			ret = tv_port_chan_create(n->proxy, sem, dst, src,
 						  &n->chan);
 	}
+	if (!ret)
+		ret = pf_connect(&b->n[0].floor, &b->n[1].floor);
 	if (ret)
 		fprintf(stderr, "bench port: connecting: %s\n", strerror(-ret));
 	return ret;
@@ -213,6 +230,7 @@ static void bp_close(struct bp *b)
 		tv_port_mem_deregister(n->mdata);
 		tv_port_mem_deregister(n->mtok);
 		tv_port_ctx_destroy(n->ctx);
+		pf_close(&n->floor);
 		if (n->dev)
 			tv_ibv_close(n->dev);
 		tv_cm_destroy(n->cm);
@@ -413,6 +431,12 @@ static void *node_main(void *arg)
 			ret = phase_lat(b, n);
 		else if (b->phase == BP_AR)
 			ret = phase_ar(b, n);
+		else if (b->phase == BP_FLOOR_W || b->phase == BP_FLOOR_S)
+			ret = pf_pingpong(&n->floor, n->id == 0,
+					  b->o->lat_iters + 100,
+					  b->phase == BP_FLOOR_S,
+					  now_ns() + b->o->timeout_ns,
+					  n->id == 0 ? b->floor_rtt : NULL);
 		if (ret)
 			b->err = ret;
 		barrier(n, &b->done, 2 * gen);
@@ -439,11 +463,36 @@ static int cmp_u64(const void *x, const void *y)
 	return a < c ? -1 : a > c;
 }
 
+/* "AVG MED P99" of n round trips, each halved: one way, in us. */
+static void print_half(const char *what, uint64_t *rtt, uint64_t n)
+{
+	uint64_t sum = 0;
+
+	for (uint64_t i = 0; i < n; i++)
+		sum += rtt[i];
+	qsort(rtt, n, sizeof(*rtt), cmp_u64);
+	printf("bench-port %s 8 %.2f %.2f %.2f\n", what,
+	       (double)sum / (double)n / 2000.0, (double)rtt[n / 2] / 2000.0,
+	       (double)rtt[n * 99 / 100] / 2000.0);
+}
+
+static int bench_floors(struct bp *b, int *gen)
+{
+	int ret = run_phase(b, BP_FLOOR_W, 8, gen);
+
+	if (!ret)
+		print_half("floor-write", b->floor_rtt + 100, b->o->lat_iters);
+	if (!ret)
+		ret = run_phase(b, BP_FLOOR_S, 8, gen);
+	if (!ret)
+		print_half("floor-signal", b->floor_rtt + 100, b->o->lat_iters);
+	return ret;
+}
+
 static int bench_all(struct bp *b)
 {
 	const struct bp_opts *o = b->o;
 	int gen = 0, ret = 0;
-	uint64_t sum = 0, n = o->lat_iters;
 
 	for (size_t i = 0; !ret && i < o->nsizes; i++) {
 		ret = run_phase(b, BP_BW, o->sizes[i], &gen);
@@ -454,15 +503,10 @@ static int bench_all(struct bp *b)
 	}
 	if (!ret)
 		ret = run_phase(b, BP_LAT, 8, &gen);
-	if (!ret) {
-		for (uint64_t i = 0; i < n; i++)
-			sum += b->lat[i];
-		qsort(b->lat, n, sizeof(*b->lat), cmp_u64);
-		printf("bench-port lat 8 %.2f %.2f %.2f\n",
-		       (double)sum / (double)n / 2000.0,
-		       (double)b->lat[n / 2] / 2000.0,
-		       (double)b->lat[n * 99 / 100] / 2000.0);
-	}
+	if (!ret)
+		print_half("lat", b->lat, o->lat_iters);
+	if (!ret && o->floors)
+		ret = bench_floors(b, &gen);
 	for (size_t i = 0; !ret && i < o->nar; i++) {
 		ret = run_phase(b, BP_AR, o->ar_sizes[i], &gen);
 		if (!ret)
@@ -524,6 +568,10 @@ static int parse_opts(struct bp_opts *o, int argc, char **argv)
 		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int bad = !v;
 
+		if (!strcmp(k, "--floor")) {
+			o->floors = true;
+			continue;
+		}
 		if (!v) {
 		} else if (!strcmp(k, "--sizes")) {
 			bad = parse_list(v, o->sizes, &o->nsizes);
@@ -597,7 +645,8 @@ int pt_bench_port_main(int argc, char **argv, const char *argv0)
 		return 1;
 	b->o = &o;
 	b->lat = calloc(o.lat_iters, sizeof(*b->lat));
-	ret = b->lat ? 0 : -ENOMEM;
+	b->floor_rtt = calloc(o.lat_iters + 100, sizeof(*b->floor_rtt));
+	ret = b->lat && b->floor_rtt ? 0 : -ENOMEM;
 	for (uint32_t i = 0; !ret && i < 2; i++)
 		ret = bp_open(b, i, biggest(&o));
 	if (!ret)
@@ -617,6 +666,7 @@ int pt_bench_port_main(int argc, char **argv, const char *argv0)
 		fprintf(stderr, "bench port: %s\n", strerror(-ret));
 	bp_close(b);
 	free(b->lat);
+	free(b->floor_rtt);
 	free(b);
 	return ret ? 1 : 0;
 }
