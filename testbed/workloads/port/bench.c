@@ -267,13 +267,13 @@ static int step_wait(struct bp_node *n, void *arg)
 }
 
 /*
- * A passive side (node 1 while node 0 puts) looks now and then, as
+ * A passive side (node 1 while node 0 puts) looks every 2 ms, as
  * ib_write_bw's server idles: a spinning thread would take the vCPU
  * the device's kernel work needs.
  */
 static int step_wait_idle(struct bp_node *n, void *arg)
 {
-	struct timespec ts = { 0, 100000 };
+	struct timespec ts = { 0, 2000000 };
 	int ret = step_wait(n, arg);
 
 	if (ret == -EAGAIN)
