@@ -25,12 +25,15 @@ genhtml --quiet "${rc[@]}" --output-directory "$build/coverage-html" "$info"
 echo "coverage report: $build/coverage-html/index.html"
 
 summary() { # area
-	lcov "${rc[@]}" --extract "$info" "$src/$1/*" --output-file "$info.$1" \
+	local out=$info.${1//\//-}
+	lcov "${rc[@]}" --extract "$info" "$src/$1/*" --output-file "$out" \
 		>/dev/null
-	lcov "${rc[@]}" --summary "$info.$1" 2>&1 |
-		awk -v a="$1" '/lines|branches/ { printf "coverage %-7s %s\n", a":", $0 }'
+	lcov "${rc[@]}" --summary "$out" 2>&1 |
+		awk -v a="$1" '/lines|branches/ { printf "coverage %-18s %s\n", a":", $0 }'
 }
 summary engine
+summary engine/rendezvous
+summary engine/port
 summary sim
 summary faults
 summary testbed

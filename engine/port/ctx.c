@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "le.h"
 #include "port_int.h"
 
 void tv_port_config_default(struct tv_port_config *cfg)
@@ -218,35 +219,20 @@ void tv_port_mem_handle(const struct tv_port_mem *mem,
 	h_p->node = mem->ctx->cfg.node_id;
 }
 
-/* ---- the handle's bytes: little-endian, written and read with shifts ---- */
-
-static void put_le(uint8_t *p, uint64_t v, unsigned bytes)
-{
-	for (unsigned i = 0; i < bytes; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, unsigned bytes)
-{
-	uint64_t v = 0;
-
-	for (unsigned i = 0; i < bytes; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
+/* ---- the handle's bytes: little-endian (le.h) ---------------------------- */
 
 int tv_port_mem_handle_encode(const struct tv_port_mem_handle *h,
 			      uint8_t *buf, size_t cap)
 {
 	if (cap < TV_PORT_HANDLE_BYTES)
 		return -ENOSPC;
-	put_le(buf, PORT_HANDLE_MAGIC, 4);
-	put_le(buf + 4, PORT_HANDLE_VERSION, 2);
-	put_le(buf + 6, 0, 2);
-	put_le(buf + 8, h->node, 4);
-	put_le(buf + 12, h->rkey, 4);
-	put_le(buf + 16, h->addr, 8);
-	put_le(buf + 24, h->size_bytes, 8);
+	tv_le_put(buf, PORT_HANDLE_MAGIC, 4);
+	tv_le_put(buf + 4, PORT_HANDLE_VERSION, 2);
+	tv_le_put(buf + 6, 0, 2);
+	tv_le_put(buf + 8, h->node, 4);
+	tv_le_put(buf + 12, h->rkey, 4);
+	tv_le_put(buf + 16, h->addr, 8);
+	tv_le_put(buf + 24, h->size_bytes, 8);
 	return 0;
 }
 
@@ -257,13 +243,13 @@ int tv_port_mem_handle_decode(const uint8_t *buf, size_t len,
 
 	if (!buf || len < TV_PORT_HANDLE_BYTES)
 		return -EPROTO;
-	if (get_le(buf, 4) != PORT_HANDLE_MAGIC ||
-	    get_le(buf + 4, 2) != PORT_HANDLE_VERSION || get_le(buf + 6, 2))
+	if (tv_le_get(buf, 4) != PORT_HANDLE_MAGIC ||
+	    tv_le_get(buf + 4, 2) != PORT_HANDLE_VERSION || tv_le_get(buf + 6, 2))
 		return -EPROTO;
-	h.node = (uint32_t)get_le(buf + 8, 4);
-	h.rkey = (uint32_t)get_le(buf + 12, 4);
-	h.addr = get_le(buf + 16, 8);
-	h.size_bytes = get_le(buf + 24, 8);
+	h.node = (uint32_t)tv_le_get(buf + 8, 4);
+	h.rkey = (uint32_t)tv_le_get(buf + 12, 4);
+	h.addr = tv_le_get(buf + 16, 8);
+	h.size_bytes = tv_le_get(buf + 24, 8);
 	/* A window that wraps the address space or holds nothing lies. */
 	if (!h.size_bytes || h.addr + h.size_bytes < h.addr)
 		return -EPROTO;

@@ -61,7 +61,12 @@ cluster() {
 	echo "$out"
 }
 
+port_ran=0 port_passed=0
 result() { # result NAME pass|fail|skip [DETAIL]
+	case "$1" in
+	port_*) [ "$2" = skip ] || port_ran=$((port_ran + 1))
+		[ "$2" = pass ] && port_passed=$((port_passed + 1)) ;;
+	esac
 	case "$2" in
 	pass) passed=$((passed + 1)); printf 'PASS  %s %s\n' "$1" "${3:-}" ;;
 	skip) skipped=$((skipped + 1)); printf 'SKIP  %s: %s\n' "$1" "${3:-}" ;;
@@ -326,6 +331,7 @@ expect_refusal peer_absent "$RXE_IP1:$((port + 1)) failed after 3 attempt(s): RD
 	"$basic" --node 0 --cluster "$c2" --connect-attempts 3 --retry-delay-ms 200
 
 echo
+printf 'rxe: port scenarios (both signal modes): %d ran, %d passed\n' "$port_ran" "$port_passed"
 printf 'rxe: %d passed, %d failed, %d skipped\n' "$passed" "$failed" "$skipped"
 [ "$failed" = 0 ] || { printf 'rxe: failed: %s\n' "${failures[*]}"; exit 1; }
 exit 0

@@ -27,6 +27,7 @@
 #include <tensorverbs/faults.h>
 #include <tensorverbs/ibverbs.h>
 
+#include "le.h"   /* engine/: little-endian bytes */
 #include "pt.h"
 #include "pt_hw.h"
 
@@ -36,22 +37,7 @@
 #define PH_HEAD_BYTES (16u + 2 * TV_PORT_HANDLE_BYTES)
 #define PH_MSG_MAX 256
 
-/* ---- the set-up blob: little-endian, written and read with shifts ------- */
-
-static void put_le(uint8_t *p, uint64_t v, unsigned bytes)
-{
-	for (unsigned i = 0; i < bytes; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, unsigned bytes)
-{
-	uint64_t v = 0;
-
-	for (unsigned i = 0; i < bytes; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
+/* ---- the set-up blob: little-endian (le.h) ------------------------------- */
 
 /*
  * magic, version, node, link count; the data and token handles; per link
@@ -65,10 +51,10 @@ static int blob_make(struct ph *h, uint8_t **blob_p, size_t *len_p)
 
 	if (!b)
 		return -ENOMEM;
-	put_le(b, PH_MAGIC, 4);
-	put_le(b + 4, PH_VERSION, 4);
-	put_le(b + 8, h->me, 4);
-	put_le(b + 12, h->nlinks, 4);
+	tv_le_put(b, PH_MAGIC, 4);
+	tv_le_put(b + 4, PH_VERSION, 4);
+	tv_le_put(b + 8, h->me, 4);
+	tv_le_put(b + 12, h->nlinks, 4);
 	tv_port_mem_handle(h->mdata, &mh);
 	tv_port_mem_handle_encode(&mh, b + 16, TV_PORT_HANDLE_BYTES);
 	tv_port_mem_handle(h->mtok, &mh);
@@ -78,12 +64,12 @@ static int blob_make(struct ph *h, uint8_t **blob_p, size_t *len_p)
 		struct ph_link *l = &h->links[i];
 
 		p = b + PH_HEAD_BYTES + (size_t)i * PH_LINK_BYTES;
-		put_le(p, l->pair, 4);
-		put_le(p + 4, l->ep.qp_num, 4);
-		put_le(p + 8, l->ep.psn, 4);
-		put_le(p + 12, l->ep.lid, 2);
+		tv_le_put(p, l->pair, 4);
+		tv_le_put(p + 4, l->ep.qp_num, 4);
+		tv_le_put(p + 8, l->ep.psn, 4);
+		tv_le_put(p + 12, l->ep.lid, 2);
 		memcpy(p + 16, l->ep.gid, 16);
-		put_le(p + 32, l->token_off, 8);
+		tv_le_put(p + 32, l->token_off, 8);
 	}
 	*blob_p = b;
 	*len_p = len;
@@ -104,13 +90,13 @@ static int blob_read(const uint8_t *b, size_t len, uint32_t n,
 {
 	uint32_t nl;
 
-	if (len < PH_HEAD_BYTES || get_le(b, 4) != PH_MAGIC ||
-	    get_le(b + 4, 4) != PH_VERSION || get_le(b + 8, 4) != n) {
+	if (len < PH_HEAD_BYTES || tv_le_get(b, 4) != PH_MAGIC ||
+	    tv_le_get(b + 4, 4) != PH_VERSION || tv_le_get(b + 8, 4) != n) {
 		snprintf(msg, cap, "node %u's set-up data is not ours (%zu "
 			 "bytes, wrong magic, version or node)", n, len);
 		return -EPROTO;
 	}
-	nl = (uint32_t)get_le(b + 12, 4);
+	nl = (uint32_t)tv_le_get(b + 12, 4);
 	if (nl > (len - PH_HEAD_BYTES) / PH_LINK_BYTES ||
 	    len != PH_HEAD_BYTES + (size_t)nl * PH_LINK_BYTES ||
 	    tv_port_mem_handle_decode(b + 16, TV_PORT_HANDLE_BYTES,
@@ -135,13 +121,13 @@ static int peer_link(const struct peer_info *pi, uint32_t pair,
 	for (uint32_t i = 0; i < pi->nlinks; i++) {
 		const uint8_t *p = pi->links + (size_t)i * PH_LINK_BYTES;
 
-		if (get_le(p, 4) != pair)
+		if (tv_le_get(p, 4) != pair)
 			continue;
-		ep_p->qp_num = (uint32_t)get_le(p + 4, 4);
-		ep_p->psn = (uint32_t)get_le(p + 8, 4);
-		ep_p->lid = (uint16_t)get_le(p + 12, 2);
+		ep_p->qp_num = (uint32_t)tv_le_get(p + 4, 4);
+		ep_p->psn = (uint32_t)tv_le_get(p + 8, 4);
+		ep_p->lid = (uint16_t)tv_le_get(p + 12, 2);
 		memcpy(ep_p->gid, p + 16, 16);
-		*tok_off_p = get_le(p + 32, 8);
+		*tok_off_p = tv_le_get(p + 32, 8);
 		/* 24-bit QPN and PSN; a token word inside the token memory. */
 		if (ep_p->qp_num > 0xffffff || ep_p->psn > 0xffffff ||
 		    *tok_off_p > pi->tok.size_bytes - 8 || (*tok_off_p & 7))
