@@ -218,6 +218,11 @@ int tv_port_conn_destroy(struct tv_port_conn *conn)
 	return 0;
 }
 
+void tv_port_conn_abort(struct tv_port_conn *conn, const char *why)
+{
+	port_conn_fail(conn, -ECONNABORTED, "aborted: %s", why ? why : "?");
+}
+
 uint32_t tv_port_conn_peer(const struct tv_port_conn *conn)
 {
 	return conn->peer;

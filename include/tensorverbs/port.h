@@ -173,6 +173,14 @@ int tv_port_conn_connect(struct tv_port_conn *conn,
 			 const struct tv_vf_qp_endpoint *remote);
 /* -EBUSY while work is in flight or semaphores use it. */
 int tv_port_conn_destroy(struct tv_port_conn *conn);
+/*
+ * The process that owns it is going away (a crash in the testbed): the
+ * connection fails with why as its cause, and tv_port_conn_destroy then
+ * proceeds with work in flight, as the kernel destroys a dead process's
+ * QPs whatever they hold.  Its peer finds out the way a real one does
+ * (transport retries exhausted, waits timing out).
+ */
+void tv_port_conn_abort(struct tv_port_conn *conn, const char *why);
 uint32_t tv_port_conn_peer(const struct tv_port_conn *conn);
 
 /*

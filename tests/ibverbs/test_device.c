@@ -279,8 +279,8 @@ START_TEST(bad_rkey_remote_access_error_then_flush)
 END_TEST
 
 /* Side 0's atomic on side 1's word at roff; the old value to buf[0]. */
-static void post_atomic(struct pair *p, enum tv_vf_wr_opcode op,
-			uint32_t roff, uint64_t compare_add, uint64_t swap)
+static int try_atomic(struct pair *p, enum tv_vf_wr_opcode op,
+		      uint32_t roff, uint64_t compare_add, uint64_t swap)
 {
 	struct tv_vf_sge sge = { (uintptr_t)p->buf[0], 8, p->mr[0]->lkey };
 	struct tv_vf_send_wr wr = {
@@ -292,7 +292,13 @@ static void post_atomic(struct pair *p, enum tv_vf_wr_opcode op,
 	};
 	struct tv_vf_send_wr *bad = NULL;
 
-	ck_assert_int_eq(tv_vf_post_send(p->qp[0], &wr, &bad), 0);
+	return tv_vf_post_send(p->qp[0], &wr, &bad);
+}
+
+static void post_atomic(struct pair *p, enum tv_vf_wr_opcode op,
+			uint32_t roff, uint64_t compare_add, uint64_t swap)
+{
+	ck_assert_int_eq(try_atomic(p, op, roff, compare_add, swap), 0);
 }
 
 static uint64_t word_at(const uint8_t *b)
@@ -314,6 +320,7 @@ START_TEST(atomics_as_the_simulator)
 	struct pair p;
 	struct tv_vf_wc wc;
 	uint64_t v = 40;
+	int rc;
 
 	pair_open(&p);
 	if (!p.atomics) {
@@ -338,9 +345,22 @@ START_TEST(atomics_as_the_simulator)
 	get_wc(&p, p.cq[0], &wc);
 	ck_assert_int_eq(wc.status, TV_WC_SUCCESS);
 	ck_assert_uint_eq(word_at(p.buf[1] + 1024), 9);
-	post_atomic(&p, TV_WR_ATOMIC_FETCH_AND_ADD, 1028, 1, 0);
-	get_wc(&p, p.cq[0], &wc);
-	ck_assert_int_eq(wc.status, TV_WC_REM_INV_REQ_ERR);
+	/*
+	 * Misaligned.  The responder of the IB spec (ConnectX, rxe's kernel
+	 * responder, the simulator) NAKs it: REM_INV_REQ_ERR.  rxe's
+	 * user-space provider refuses it before that, at post (its
+	 * validate_send_wr: remote_addr & 7 is EINVAL).  Either way nothing
+	 * is written.
+	 */
+	rc = try_atomic(&p, TV_WR_ATOMIC_FETCH_AND_ADD, 1028, 1, 0);
+	if (rc == -EINVAL) {
+		printf("atomics_as_the_simulator: a misaligned atomic is "
+		       "refused at post on this device (rxe's provider)\n");
+	} else {
+		ck_assert_int_eq(rc, 0);
+		get_wc(&p, p.cq[0], &wc);
+		ck_assert_int_eq(wc.status, TV_WC_REM_INV_REQ_ERR);
+	}
 	ck_assert_uint_eq(word_at(p.buf[1] + 1024), 9);
 	pair_close(&p);
 }

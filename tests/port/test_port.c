@@ -337,6 +337,42 @@ static void signal_and_wait(enum tv_port_signal_mode mode)
 	pfix_fini(&w);
 }
 
+/*
+ * A process that dies takes its connections with their work in flight:
+ * abort fails the connection with the cause, and destroy then goes
+ * through (otherwise it refuses, -EBUSY, to catch a leak).
+ */
+START_TEST(test_conn_abort)
+{
+	struct pworld w;
+	struct tv_port_mem_handle peer;
+
+	pfix_init(&w, TV_PORT_SIGNAL_ATOMIC, false);
+	tv_port_mem_handle(w.n[1].mdata, &peer);
+	ck_assert_int_eq(tv_port_conn_write(w.n[0].conn, &peer, 0,
+					    w.n[0].mdata, 0, 4096), 0);
+	ck_assert_int_eq(tv_port_sem_destroy(w.n[0].sem), 0);
+	w.n[0].sem = NULL;
+	ck_assert_int_eq(tv_port_conn_destroy(w.n[0].conn), -EBUSY);
+	ck_assert(!tv_port_conn_failed(w.n[0].conn));
+	tv_port_conn_abort(w.n[0].conn, "its node crashed");
+	ck_assert(tv_port_conn_failed(w.n[0].conn));
+	ck_assert_str_eq(tv_port_conn_error(w.n[0].conn),
+			 "aborted: its node crashed");
+	/* The first cause stays the one reported. */
+	tv_port_conn_abort(w.n[0].conn, "again");
+	ck_assert_str_eq(tv_port_conn_error(w.n[0].conn),
+			 "aborted: its node crashed");
+	ck_assert_int_eq(tv_port_conn_write(w.n[0].conn, &peer, 0,
+					    w.n[0].mdata, 0, 8), -EIO);
+	ck_assert_int_eq(tv_port_conn_destroy(w.n[0].conn), 0);
+	w.n[0].conn = NULL;
+	/* What was in flight lands or not; nothing else is left to run. */
+	pfix_run_all(&w);
+	pfix_fini(&w);
+}
+END_TEST
+
 START_TEST(test_signal_atomic)
 {
 	signal_and_wait(TV_PORT_SIGNAL_ATOMIC);
@@ -660,6 +696,7 @@ static Suite *port_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("verbs");
 	tcase_add_test(tc, test_conn_write_flush);
+	tcase_add_test(tc, test_conn_abort);
 	tcase_add_test(tc, test_signal_atomic);
 	tcase_add_test(tc, test_signal_write_imm);
 	tcase_add_test(tc, test_write_imm_wraps_32_bits);

@@ -15,6 +15,7 @@
  *    it), nothing is left in the FIFO, and the final buffers are the
  *    reference's.
  */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +29,32 @@ uint64_t pt_digest(const uint8_t *p, uint64_t len)
 	return XXH3_64bits(p, len);
 }
 
-bool pt_error_allowed(const struct pt_runner *r)
+/* Did one of the program's nodes crash (node/crash)? */
+static bool program_crashed(const struct pt_runner *r, uint32_t prog)
 {
+	const struct pt_program *p = &r->sc->progs[prog];
+
+	for (uint32_t i = 0; i < p->nnodes; i++)
+		if (r->nodes[p->nodes[i]].crashed)
+			return true;
+	return false;
+}
+
+/*
+ * May the program's operations fail?  When the scenario allows errors,
+ * or a fault fired that nothing recovers from.  A crash is such a fault
+ * only for the programs of the node that crashed: the others share its
+ * peers' proxies, and must finish as if nothing happened (a flush or a
+ * dead connection that held up another channel would be MSCCL++ #802).
+ */
+static bool error_allowed(const struct pt_runner *r, uint32_t prog)
+{
+	uint64_t fires = tv_tb_run_unrecoverable_fires(r->run);
+	uint64_t crashes = tv_tb_run_result(r->run)->crashes;
+
+	assert(crashes <= fires);
 	return tv_tb_scenario_allow_errors(tv_tb_run_scenario(r->run)) ||
-	       tv_tb_run_unrecoverable_fires(r->run) > 0;
+	       fires > crashes || (crashes && program_crashed(r, prog));
 }
 
 int pt_dir_put(struct pt_dir *d, uint64_t dst_off, uint64_t len,
@@ -321,6 +344,11 @@ void pt_sim_event(struct tv_tb_run *run, void *st,
 			count_send(r, ev, false);
 		break;
 	case TV_SIM_EV_DELIVER:
+		/* A crashed node has no QP: what the simulator reports as
+		 * delivered to it found no responder and wrote nothing (the
+		 * sender's retries run out). */
+		if (ev->node < r->sc->nodes && r->nodes[ev->node].crashed)
+			break;
 		check_write(r, ev);
 		l = link_by_qpn(r, ev->node, ev->qp_num, &e);
 		if (l && ev->status == TV_WC_SUCCESS && is_signal_op(ev->opcode))
@@ -342,10 +370,13 @@ static void check_task(struct pt_runner *r, const struct pt_task_run *tr)
 	case PT_TASK_CANCELLED:
 		return;
 	case PT_TASK_FAILED:
-		if (!pt_error_allowed(r))
+		if (!error_allowed(r, tr->t->prog))
 			tv_tb_fail(r->run, TV_TB_FK_OUTCOME,
 				   "%s (and no fault that could cause it "
-				   "fired)", tr->msg ? tr->msg : "failed");
+				   "fired%s)", tr->msg ? tr->msg : "failed",
+				   tv_tb_run_result(r->run)->crashes ?
+				   ": a crash ends only its node's programs" :
+				   "");
 		return;
 	case PT_TASK_IDLE:
 	case PT_TASK_RUNNING:
@@ -358,8 +389,12 @@ static void check_task(struct pt_runner *r, const struct pt_task_run *tr)
 		   pt_op_name(tr->t->ops[tr->pc].kind));
 }
 
+/* Every task done, and no node of it crashed (its memory went with it,
+ * even when its own task had finished before). */
 static bool program_done(const struct pt_runner *r, size_t prog)
 {
+	if (program_crashed(r, (uint32_t)prog))
+		return false;
 	for (size_t i = 0; i < r->sc->ntasks; i++)
 		if (r->sc->tasks[i].prog == prog &&
 		    r->tasks[i].state != PT_TASK_DONE)

@@ -215,6 +215,9 @@ struct pt_node {
 	struct pt_runner *r;
 	uint32_t id;
 	bool up;
+	/* node/crash: its engine died with everything on it; a restart
+	 * brings back a node with no connections (MSCCL++ has no re-join). */
+	bool crashed;
 	struct tv_vf_device *dev;
 	struct tv_port_ctx *ctx;
 	struct tv_port_proxy *proxy;
@@ -293,12 +296,19 @@ struct pt_runner {
 
 /* run.c */
 int pt_setup(struct tv_tb_run *run, void **state_p);
+int pt_node_setup(struct pt_runner *r, struct pt_node *n);
+void pt_link_end_teardown(struct pt_runner *r, struct pt_link *l, int e);
+void pt_node_teardown(struct pt_runner *r, struct pt_node *n);
 void pt_progress(struct tv_tb_run *run, void *st, uint32_t node);
 void pt_teardown(struct tv_tb_run *run, void *st);
 void pt_state_free(void *st);
 void pt_proxy_kick(struct pt_node *n);
 struct pt_link *pt_link_of(struct pt_runner *r, uint32_t prog, uint32_t a,
 			   uint32_t b, int *end_p);
+
+/* crash.c */
+void pt_node_crash(struct tv_tb_run *run, void *st, uint32_t node);
+int pt_node_restart(struct tv_tb_run *run, void *st, uint32_t node);
 
 /* task.c */
 int pt_tasks_schedule(struct pt_runner *r);
@@ -319,7 +329,6 @@ void pt_check_packets(struct pt_runner *r, const struct pt_task_run *tr,
 int pt_dir_put(struct pt_dir *d, uint64_t dst_off, uint64_t len,
 	       uint64_t digest);
 int pt_dir_signal(struct pt_dir *d);
-bool pt_error_allowed(const struct pt_runner *r);
 uint64_t pt_digest(const uint8_t *p, uint64_t len);
 
 /* trace.c */

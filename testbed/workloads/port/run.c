@@ -97,12 +97,13 @@ static void slot_cb(void *arg)
 	struct pt_node *n = ps->n;
 	uint32_t prev = tv_tb_run_enter(n->r->run, n->id);
 
-	ps->live = false;
-	if (n->proxy) {
+	/* Not live: a crash took the FIFO, and the store with it (crash.c). */
+	if (ps->live && n->proxy) {
 		tv_port_fifo_apply_slot(tv_port_proxy_fifo(n->proxy), ps->pos,
 					&ps->t);
 		pt_proxy_kick(n);
 	}
+	ps->live = false;
 	tv_tb_run_leave(n->r->run, prev);
 }
 
@@ -140,7 +141,7 @@ static void tail_cb(void *arg)
 	struct pt_node *n = arg;
 
 	n->tail_due = false;
-	if (n->proxy)
+	if (n->proxy && !n->crashed)
 		tv_port_fifo_apply_tail(tv_port_proxy_fifo(n->proxy),
 					n->tail_to_publish);
 }
@@ -200,9 +201,14 @@ static int node_memory(struct pt_node *n, const struct pt_scenario *sc)
 			 ~4095ull;
 	if (!n->token_bytes)
 		n->token_bytes = 4096;
-	n->data = aligned_alloc(4096, n->data_bytes);
-	n->tokens = aligned_alloc(4096, n->token_bytes);
-	n->pending = calloc(sc->fifo_size, sizeof(*n->pending));
+	/* A restarted node (node/crash) gets its buffers back, zeroed, as a
+	 * new process's memory would be. */
+	if (!n->data)
+		n->data = aligned_alloc(4096, n->data_bytes);
+	if (!n->tokens)
+		n->tokens = aligned_alloc(4096, n->token_bytes);
+	if (!n->pending)
+		n->pending = calloc(sc->fifo_size, sizeof(*n->pending));
 	if (!n->data || !n->tokens || !n->pending)
 		return -ENOMEM;
 	memset(n->data, 0, n->data_bytes);
@@ -214,7 +220,7 @@ static int node_memory(struct pt_node *n, const struct pt_scenario *sc)
 	return rc;
 }
 
-static int node_setup(struct pt_runner *r, struct pt_node *n)
+int pt_node_setup(struct pt_runner *r, struct pt_node *n)
 {
 	struct tv_port_config cfg;
 	int rc;
@@ -408,7 +414,7 @@ static int setup_all(struct pt_runner *r)
 	int rc = 0;
 
 	for (uint32_t i = 0; !rc && i < r->sc->nodes; i++) {
-		rc = node_setup(r, &r->nodes[i]);
+		rc = pt_node_setup(r, &r->nodes[i]);
 		if (rc)
 			tv_tb_fail(r->run, TV_TB_FK_RUNNER,
 				   "node %u's port engine: %s", i,
@@ -461,19 +467,16 @@ static void fail_leak(struct pt_runner *r, const char *what, uint32_t node,
 			   what, node, strerror(-rc));
 }
 
-static void link_teardown(struct pt_runner *r, struct pt_link *l)
+/* An end's channel and semaphore (before its proxy and connection). */
+void pt_link_end_teardown(struct pt_runner *r, struct pt_link *l, int e)
 {
-	for (int e = 0; e < 2; e++) {
-		tv_port_chan_destroy(l->chan[e]);
-		l->chan[e] = NULL;
-	}
-	for (int e = 0; e < 2; e++) {
-		/* The semaphore first: the connection counts its users. */
-		if (l->sem[e])
-			fail_leak(r, "semaphore", l->node[e],
-				  tv_port_sem_destroy(l->sem[e]));
-		l->sem[e] = NULL;
-	}
+	tv_port_chan_destroy(l->chan[e]);
+	l->chan[e] = NULL;
+	/* The semaphore before the connection: it counts its users. */
+	if (l->sem[e])
+		fail_leak(r, "semaphore", l->node[e],
+			  tv_port_sem_destroy(l->sem[e]));
+	l->sem[e] = NULL;
 }
 
 static void conns_teardown(struct pt_runner *r)
@@ -492,7 +495,7 @@ static void conns_teardown(struct pt_runner *r)
 	}
 }
 
-static void node_teardown(struct pt_runner *r, struct pt_node *n)
+void pt_node_teardown(struct pt_runner *r, struct pt_node *n)
 {
 	fail_leak(r, "memory", n->id, tv_port_mem_deregister(n->mdata));
 	fail_leak(r, "token memory", n->id, tv_port_mem_deregister(n->mtok));
@@ -509,7 +512,8 @@ void pt_teardown(struct tv_tb_run *run, void *st)
 	if (!r->nodes)
 		return;
 	for (size_t i = 0; r->links && i < r->sc->npairs; i++)
-		link_teardown(r, &r->links[i]);
+		for (int e = 0; e < 2; e++)
+			pt_link_end_teardown(r, &r->links[i], e);
 	for (uint32_t i = 0; i < r->sc->nodes; i++) {
 		struct pt_node *n = &r->nodes[i];
 
@@ -520,7 +524,7 @@ void pt_teardown(struct tv_tb_run *run, void *st)
 		conns_teardown(r);
 	for (uint32_t i = 0; i < r->sc->nodes; i++)
 		if (r->nodes[i].ctx)
-			node_teardown(r, &r->nodes[i]);
+			pt_node_teardown(r, &r->nodes[i]);
 }
 
 void pt_state_free(void *st)

@@ -207,7 +207,8 @@ static int exec_recycle(struct pt_task_run *tr, const struct pt_op *op)
 	if (tr->phase == 0) {
 		tr->phase = 2;
 		tr->recycle_no = ++l->recycle_arrived[e];
-		if (l->recycle_arrived[!e] >= tr->recycle_no) {
+		/* A peer that came and then crashed took its semaphore. */
+		if (l->recycle_arrived[!e] >= tr->recycle_no && l->sem[!e]) {
 			tv_port_sem_reset(l->sem[0]);
 			tv_port_sem_reset(l->sem[1]);
 			l->recycles++;

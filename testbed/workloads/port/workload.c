@@ -33,8 +33,9 @@ static const char *const breakages[] = {
 };
 
 /* Nothing of a port connection recovers (MSCCL++ has no reconnect): a
- * QP error, a lost completion or a dead node ends its operations with
- * the cause; the catalogue's other may-fail points already say so. */
+ * QP error, a lost completion or a crashed node ends its operations with
+ * the cause; the catalogue's other may-fail points (node/crash among
+ * them) already say so. */
 static const char *const unrecoverable[] = {
 	"vf/qp/error", NULL
 };
@@ -76,7 +77,11 @@ static void pt_summary(const struct tv_tb_run *run, const void *st,
 		       enum tv_tb_summary_part part, FILE *out)
 {
 	const struct pt_runner *r = st;
+	const struct tv_tb_result *res = tv_tb_run_result(run);
+	size_t cancelled = 0;
 
+	for (size_t i = 0; i < r->sc->ntasks; i++)
+		cancelled += r->tasks[i].state == PT_TASK_CANCELLED;
 	if (part == TV_TB_SUMMARY_MAIN) {
 		summary_main(r, run, out);
 		return;
@@ -84,6 +89,11 @@ static void pt_summary(const struct tv_tb_run *run, const void *st,
 	fprintf(out, "recovery    %" PRIu64 " triggers of failed connections "
 		"dropped; operations fail with their cause, nothing is "
 		"retried (as MSCCL++)\n", r->proxy_total.dropped);
+	if (res->crashes)
+		fprintf(out, "crashes     %" PRIu64 " crashes, %" PRIu64
+			" restarts (%" PRIu64 " failed), %zu tasks cancelled "
+			"(their programs are not resumed)\n", res->crashes,
+			res->restarts, res->restart_failures, cancelled);
 }
 
 static const char pt_demo_scenario[] =
@@ -109,6 +119,8 @@ const struct tv_tb_workload_ops tv_port_workload = {
 	.setup = pt_setup,
 	.progress = pt_progress,
 	.sim_event = pt_sim_event,
+	.node_crash = pt_node_crash,
+	.node_restart = pt_node_restart,
 	.check = pt_check,
 	.check_end = pt_check_end,
 	.teardown = pt_teardown,
