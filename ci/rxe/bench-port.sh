@@ -122,6 +122,8 @@ printf '%-10s %11.1f us half  (bare verbs, no engine: an inline 8-byte write pol
 	"floor" "$(floor write)"
 printf '%-10s %11.1f us half  (bare verbs, no engine: the write and a fetch-and-add in one post, the counter polled: what the atomic mode puts on the wire)\n' \
 	"" "$(floor signal)"
+printf '%-10s %11.1f us half  (bare verbs, no engine: the fetch-and-add alone, the counter polled: ib_atomic_lat'"'"'s traffic, one way)\n' \
+	"" "$(floor faa)"
 for s in 1048576 67108864; do
 	cat "$work"/port.* | awk -v s="$s" '$1 == "bench-port" && $2 == "allreduce" && $3 == s { print $5 }' | most |
 		awk -v s="$(human "$s")" '{ printf "allreduce  %s: bus bandwidth %.1f MB/s (2 ranks: the algorithm bandwidth)\n", s, $1 / 1e6 }'

@@ -74,6 +74,19 @@ result() { # result NAME pass|fail|skip [DETAIL]
 	esac
 }
 
+# The devices' retry and error counters (since boot), after a failure:
+# a drop, a retransmission or an RNR wait shows here.
+rxe_counters() {
+	local c
+	for c in /sys/class/infiniband/rxe*/ports/1/hw_counters/*; do
+		case "$c" in
+		*retry* | *rnr* | *seq* | *err* | *duplicate*)
+			[ "$(cat "$c" 2>/dev/null || echo 0)" = 0 ] ||
+				echo "  $(echo "$c" | cut -d/ -f5,9): $(cat "$c")" ;;
+		esac
+	done
+}
+
 # run_scenario NAME FILE [EXTRA SERVE ARGS...]: one process per node.
 run_scenario() {
 	local name=$1 file=$2 n j rc all77=1 bad=0 t0 pids=() cl
@@ -107,8 +120,9 @@ run_scenario() {
 		result "$name" fail "($n processes)"
 		for ((j = 0; j < n; j++)); do
 			echo "---- $name node $j (exit $(cat "$work/$name.$j.rc")):"
-			tail -n 15 "$work/$name.$j.log"
+			tail -n 30 "$work/$name.$j.log"
 		done
+		rxe_counters
 	fi
 }
 
@@ -146,7 +160,13 @@ for f in "$repo"/scenarios/port/*.json; do
 	[ -e "$f" ] || continue
 	b=$(basename "$f" .json)
 	for mode in atomic write_imm; do
-		jq --arg m "$mode" '.port.signal = $m' "$f" >"$work/port_${b}_$mode.json"
+		# Deadlines for TCG: a packet rxe drops is sent again after
+		# the QP's ACK timeout (MSCCL++'s 18: 1.07 s), and a wait
+		# behind it must not fail at the simulator's 100 ms default
+		# (the rendezvous scenarios get --ack-timeout-ms for the
+		# same reason).  Programs with their own timeout_ns keep it.
+		jq --arg m "$mode" '.port.signal = $m | .port.timeout_ns = 20000000000' \
+			"$f" >"$work/port_${b}_$mode.json"
 		run_scenario "port_${b}_$mode" "$work/port_${b}_$mode.json"
 	done
 done

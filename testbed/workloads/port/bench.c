@@ -44,8 +44,8 @@ static const char bench_usage[] =
 	"  --floor: the same ping-pongs with bare verbs, no engine ('floor-\n"
 	"  write': an inline 8-byte write polled in memory, as ib_write_lat;\n"
 	"  'floor-signal': the write and a fetch-and-add in one post, the\n"
-	"  counter polled).  MODE: atomic (default) or write_imm.  Fails after\n"
-	"  --timeout\n"
+	"  counter polled; 'floor-faa': the fetch-and-add alone, polled).\n"
+	"  MODE: atomic (default) or write_imm.  Fails after --timeout\n"
 	"  seconds (default 600).\n";
 
 struct bp_opts {
@@ -82,7 +82,9 @@ struct bp_node {
 	struct pf floor;          /* bare verbs beside the engine */
 };
 
-enum bp_phase { BP_BW = 1, BP_LAT, BP_AR, BP_FLOOR_W, BP_FLOOR_S, BP_QUIT };
+enum bp_phase {
+	BP_BW = 1, BP_LAT, BP_AR, BP_FLOOR_W, BP_FLOOR_S, BP_FLOOR_F, BP_QUIT
+};
 
 /*
  * The driver sets phase, then bumps go (release: the phase and its
@@ -431,10 +433,13 @@ static void *node_main(void *arg)
 			ret = phase_lat(b, n);
 		else if (b->phase == BP_AR)
 			ret = phase_ar(b, n);
-		else if (b->phase == BP_FLOOR_W || b->phase == BP_FLOOR_S)
+		else if (b->phase == BP_FLOOR_W || b->phase == BP_FLOOR_S ||
+			 b->phase == BP_FLOOR_F)
 			ret = pf_pingpong(&n->floor, n->id == 0,
 					  b->o->lat_iters + 100,
-					  b->phase == BP_FLOOR_S,
+					  b->phase == BP_FLOOR_W ? PF_WRITE :
+					  b->phase == BP_FLOOR_S ? PF_SIGNAL :
+								   PF_FAA,
 					  now_ns() + b->o->timeout_ns,
 					  n->id == 0 ? b->floor_rtt : NULL);
 		if (ret)
@@ -486,6 +491,10 @@ static int bench_floors(struct bp *b, int *gen)
 		ret = run_phase(b, BP_FLOOR_S, 8, gen);
 	if (!ret)
 		print_half("floor-signal", b->floor_rtt + 100, b->o->lat_iters);
+	if (!ret)
+		ret = run_phase(b, BP_FLOOR_F, 8, gen);
+	if (!ret)
+		print_half("floor-faa", b->floor_rtt + 100, b->o->lat_iters);
 	return ret;
 }
 

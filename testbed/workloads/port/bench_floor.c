@@ -6,7 +6,9 @@
  *           ib_write_lat does);
  *   signal: the 8-byte write and a fetch-and-add chained in one post, the
  *           peer polling the fetch-and-add's word (what put_with_signal
- *           puts on the wire, and what wait polls).
+ *           puts on the wire, and what wait polls);
+ *   faa:    the fetch-and-add alone, polled the same way (one request and
+ *           its answer: ib_atomic_lat's traffic, timed one way).
  * Every WR is signaled only every 16th, completions polled as they come.
  */
 #include <errno.h>
@@ -16,7 +18,15 @@
 #include "pt_bench.h"
 
 #define PF_BUF 4096u
-#define PF_WORD 64u     /* the polled word: data at 0, counter at 64 */
+/* The polled words: the write's at 0, the counters at 64 (signal) and
+ * 128 (faa), each kind its own so that one phase's count is not the
+ * next one's start. */
+#define PF_WORD 64u
+
+static uint64_t pf_word(enum pf_kind kind)
+{
+	return kind == PF_WRITE ? 0 : kind == PF_SIGNAL ? PF_WORD : 2 * PF_WORD;
+}
 
 int pf_open(struct pf *f, struct tv_vf_device *dev,
 	    const struct tv_vf_connect_cfg *cc)
@@ -93,12 +103,13 @@ static int pf_poll(struct pf *f)
 	return n < 0 ? n : 0;
 }
 
-static int pf_post(struct pf *f, uint64_t round, bool with_signal)
+static int pf_post(struct pf *f, uint64_t round, enum pf_kind kind)
 {
 	struct tv_vf_sge data = { (uintptr_t)f->buf + 512, 8, f->mr->lkey };
 	struct tv_vf_sge old = { (uintptr_t)f->buf + 1024, 8, f->mr->lkey };
 	struct tv_vf_send_wr wr[2], *bad = NULL;
-	uint64_t id = f->posted + 1;
+	bool with_signal = kind == PF_SIGNAL;
+	uint64_t id = f->posted + (kind == PF_FAA ? 0 : 1);
 
 	/* Room: at most 128 WRs not known complete. */
 	while (f->posted - f->done > 128)
@@ -117,25 +128,24 @@ static int pf_post(struct pf *f, uint64_t round, bool with_signal)
 		.wr_id = id + 1, .sg_list = &old, .num_sge = 1,
 		.opcode = TV_WR_ATOMIC_FETCH_AND_ADD,
 		.send_flags = (id + 1) % 16 < 2 ? TV_SEND_SIGNALED : 0,
-		.remote_addr = f->peer_addr + PF_WORD, .rkey = f->peer_rkey,
+		.remote_addr = f->peer_addr + pf_word(kind), .rkey = f->peer_rkey,
 		.compare_add = 1,
 	};
 	f->posted += with_signal ? 2 : 1;
-	return tv_vf_post_send(f->qp, wr, &bad);
+	return tv_vf_post_send(f->qp, kind == PF_FAA ? &wr[1] : wr, &bad);
 }
 
 /* The word the peer's post changes, read whole. */
-static uint64_t pf_seen(struct pf *f, bool with_signal)
+static uint64_t pf_seen(struct pf *f, enum pf_kind kind)
 {
-	return __atomic_load_n((uint64_t *)(void *)(f->buf +
-						    (with_signal ? PF_WORD : 0)),
+	return __atomic_load_n((uint64_t *)(void *)(f->buf + pf_word(kind)),
 			       __ATOMIC_ACQUIRE);
 }
 
-static int pf_wait(struct pf *f, uint64_t want, bool with_signal,
+static int pf_wait(struct pf *f, uint64_t want, enum pf_kind kind,
 		   uint64_t deadline_ns)
 {
-	for (unsigned k = 0; pf_seen(f, with_signal) < want; k++) {
+	for (unsigned k = 0; pf_seen(f, kind) < want; k++) {
 		if (pf_poll(f))
 			return -EIO;
 		if ((k & 1023) == 0 && pt_bench_now_ns() > deadline_ns)
@@ -144,7 +154,7 @@ static int pf_wait(struct pf *f, uint64_t want, bool with_signal,
 	return 0;
 }
 
-int pf_pingpong(struct pf *f, bool first, uint32_t rounds, bool with_signal,
+int pf_pingpong(struct pf *f, bool first, uint32_t rounds, enum pf_kind kind,
 		uint64_t deadline_ns, uint64_t *rtt_ns)
 {
 	int ret = 0;
@@ -153,11 +163,11 @@ int pf_pingpong(struct pf *f, bool first, uint32_t rounds, bool with_signal,
 		uint64_t t0 = pt_bench_now_ns();
 
 		if (!first)
-			ret = pf_wait(f, r, with_signal, deadline_ns);
+			ret = pf_wait(f, r, kind, deadline_ns);
 		if (!ret)
-			ret = pf_post(f, r, with_signal);
+			ret = pf_post(f, r, kind);
 		if (!ret && first)
-			ret = pf_wait(f, r, with_signal, deadline_ns);
+			ret = pf_wait(f, r, kind, deadline_ns);
 		if (first && rtt_ns)
 			rtt_ns[r - 1] = pt_bench_now_ns() - t0;
 	}

@@ -90,10 +90,14 @@ static int chan_op(struct ph_task *pt, const struct pt_op *op,
 				op->peer);
 	if (op->kind == PT_OP_WAIT) {
 		rc = tv_port_chan_wait(l->chan, deadline);
-		return rc ? task_err(pt, rc, "wait for node %u: %s%s%s",
-				     op->peer, strerror(-rc), rc == -EIO ?
+		/* The counters are atomics: safe to read from this thread. */
+		return rc ? task_err(pt, rc, "wait for node %u: %s%s%s "
+				     "(inbound %" PRIu64 ", expected %" PRIu64
+				     ")", op->peer, strerror(-rc), rc == -EIO ?
 				     ": " : "", rc == -EIO ?
-				     tv_port_conn_error(l->conn) : "") : 0;
+				     tv_port_conn_error(l->conn) : "",
+				     tv_port_sem_inbound(l->sem),
+				     tv_port_sem_expected(l->sem)) : 0;
 	}
 	flush = op->kind == PT_OP_FLUSH ||
 		(op->kind == PT_OP_PUT && (op->flags & PT_PUT_FLUSH));
@@ -320,8 +324,38 @@ void ph_tasks_join(struct ph *h)
 	}
 }
 
+/*
+ * After a failure, what each of this node's connections did (read on the
+ * proxy's thread, which owns them): a signal that was never sent, never
+ * completed or never applied shows here, on real hardware, where there
+ * is no trace.
+ */
+static void dump_links(const struct ph *h)
+{
+	for (uint32_t i = 0; i < h->nlinks; i++) {
+		const struct ph_link *l = &h->links[i];
+		struct tv_port_conn_stats cs;
+
+		tv_port_conn_stats(l->conn, &cs);
+		printf("  node %u -> node %u (program %u): %" PRIu64 " posted, %"
+		       PRIu64 " completed, %" PRIu64 " deferred, %" PRIu64
+		       " atomics, %" PRIu64 " imm signals sent, %" PRIu64
+		       " applied; semaphore outbound %" PRIu64 ", inbound %"
+		       PRIu64 ", expected %" PRIu64 "%s%s\n", h->me, l->peer,
+		       h->sc->pairs[l->pair].prog, cs.posted, cs.completed,
+		       cs.deferred, cs.atomics, cs.imm_signals, cs.imm_received,
+		       tv_port_sem_outbound(l->sem), tv_port_sem_inbound(l->sem),
+		       tv_port_sem_expected(l->sem),
+		       tv_port_conn_failed(l->conn) ? "; failed: " : "",
+		       tv_port_conn_error(l->conn));
+	}
+	fflush(stdout);
+}
+
 int ph_tasks_wait(struct ph *h)
 {
+	bool failed = false;
+
 	int rc = tv_tb_hw_wait(h->hw, cond_tasks, h, 0,
 			       "this node's producers");
 
@@ -334,6 +368,7 @@ int ph_tasks_wait(struct ph *h)
 		if (atomic_load(&pt->state) != PH_FAILED || pt->err == 1)
 			continue;
 		pt->err = 1; /* reported */
+		failed = true;
 		h->data_bad += pt->data_bad;
 		if (pt->data_bad || !tv_tb_hw_recovering(h->hw))
 			tv_tb_hw_fail(h->hw, pt->data_bad ? TV_TB_FK_DATA :
@@ -342,6 +377,8 @@ int ph_tasks_wait(struct ph *h)
 				      pt_kind_name(h->sc->progs[pt->t->prog].kind),
 				      pt->msg);
 	}
+	if (failed)
+		dump_links(h);
 	return 0;
 }
 

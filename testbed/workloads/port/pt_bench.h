@@ -30,12 +30,18 @@ int pf_open(struct pf *f, struct tv_vf_device *dev,
 	    const struct tv_vf_connect_cfg *cc);
 int pf_connect(struct pf *a, struct pf *b);
 void pf_close(struct pf *f);
+/* What a floor's round puts on the wire, and where the peer polls. */
+enum pf_kind {
+	PF_WRITE = 0,   /* an inline 8-byte write, polled at its word */
+	PF_SIGNAL,      /* that write and a fetch-and-add, polled at the counter */
+	PF_FAA,         /* the fetch-and-add alone, polled at the counter */
+};
+
 /*
  * rounds of the ping-pong (first: node 0, which times each round trip
- * into rtt_ns); with_signal: the write and a fetch-and-add, polled at
- * the counter, else the write alone, polled at its word.
+ * into rtt_ns).
  */
-int pf_pingpong(struct pf *f, bool first, uint32_t rounds, bool with_signal,
+int pf_pingpong(struct pf *f, bool first, uint32_t rounds, enum pf_kind kind,
 		uint64_t deadline_ns, uint64_t *rtt_ns);
 
 #endif /* TV_PT_BENCH_H */
