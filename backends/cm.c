@@ -958,7 +958,17 @@ int tv_cm_inject_disconnect(struct tv_cm *cm, uint32_t peer)
 	if (c->state != CS_ESTABLISHED || !c->id)
 		return -ENOTCONN;
 	/* Both ends get DISCONNECTED, as when the fabric drops the link. */
-	return rdma_disconnect(c->id) ? cm_err() : 0;
+	if (rdma_disconnect(c->id))
+		return cm_err();
+	/*
+	 * Ours now, not when rdma_cm says so: it says so when the peer's
+	 * DREP arrives, and when that packet is lost (rxe under TCG drops
+	 * some) only after the CM's DREQ retries run out, tens of seconds
+	 * later, while the peer already waits for us to connect again.
+	 * Destroying the id also drops its event still to come.
+	 */
+	on_disconnected(c, c->id, "RDMA_CM_EVENT_DISCONNECTED (injected)");
+	return 0;
 }
 
 void tv_cm_close(struct tv_cm *cm)
