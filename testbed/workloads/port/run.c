@@ -489,6 +489,13 @@ static void conns_teardown(struct pt_runner *r)
 
 			fail_leak(r, "a connection with work in flight",
 				  l->node[e], rc);
+			if (rc == -EBUSY) {
+				/* Reported; now free it as a crash would, so
+				 * that a failed run leaks no memory. */
+				tv_port_conn_abort(l->conn[e],
+						   "teardown with work in flight");
+				rc = tv_port_conn_destroy(l->conn[e]);
+			}
 			if (!rc)
 				l->conn[e] = NULL;
 		}
