@@ -346,7 +346,9 @@ int tv_vf_connect_qp(struct tv_vf_qp *qp, const struct tv_vf_connect_cfg *cfg,
 	ret = connect_to_init(qp, cfg);
 	if (ret)
 		return ret;
-	ret = connect_to_rtr(qp, cfg, remote, rd_atomic);
+	ret = connect_to_rtr(qp, cfg, remote, cfg->max_dest_rd_atomic ?
+						      cfg->max_dest_rd_atomic :
+						      rd_atomic);
 	if (ret)
 		return ret;
 	return connect_to_rts(qp, cfg, local, rd_atomic);

@@ -547,6 +547,8 @@ struct tv_vf_connect_cfg {
 	uint8_t sl;
 	uint8_t traffic_class;
 	uint8_t max_rd_atomic; /* 0: min(16, device max_qp_rd_atom) */
+	/* What this QP accepts as a responder; 0: the same as max_rd_atomic. */
+	uint8_t max_dest_rd_atomic;
 	/* What the peer may do to us; 0: LOCAL_WRITE | REMOTE_WRITE |
 	 * REMOTE_READ (add REMOTE_ATOMIC to be an atomics target). */
 	uint32_t access;
