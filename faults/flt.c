@@ -80,6 +80,15 @@ static const struct tv_flt_point_info points[] = {
 	{ "port/sem/delay", "a semaphore signal is posted late, and the posts "
 	  "behind it on its connection", "ns (default 50 us)", false, false,
 	  "port" },
+	/* The gather engine's (engine/gather/ and its workload). */
+	{ "gather/read/error", "one READ in the middle of a post list fails "
+	  "(REM_ACCESS_ERR: its rkey is damaged on the way); the rest of the "
+	  "list flushes and is read again, up to max_retries", NULL, true,
+	  false, "gather" },
+	{ "gather/server/rereg", "a server registers its partition again (a "
+	  "restart of its registration): READs with the old rkey fail until "
+	  "the client's QP is reset and given the new handle", NULL, true,
+	  false, "gather" },
 };
 
 #define NPOINTS (sizeof(points) / sizeof(points[0]))

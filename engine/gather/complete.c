@@ -207,6 +207,12 @@ int g_poll(struct tv_gather_ctx *ctx)
 
 	do {
 		n = tv_vf_poll_cq(ctx->cq, 64, ctx->wcs);
+		if (n == -EOVERFLOW) {
+			g_set_error(ctx, "the completion queue overflowed: "
+				    "rebuilt, its QPs reconnect");
+			ctx->st.error_cqes++;
+			return g_cq_rebuild(ctx);
+		}
 		if (n < 0) {
 			g_set_error(ctx, "poll_cq: %s", strerror(-n));
 			return n;
@@ -262,6 +268,24 @@ void g_check_end(struct tv_gather_ctx *ctx)
 	       (uint32_t)op->nerrs, op->result, 0);
 }
 
+/*
+ * The device keeps one timer, the earliest asked for, and forgets it once
+ * it fired: what the engine still waits for is asked again each time.
+ */
+static void arm_timers(struct tv_gather_ctx *ctx)
+{
+	if (ctx->op.active && !ctx->op.expired && ctx->op.deadline_ns)
+		tv_vf_wake_at(ctx->dev, ctx->op.deadline_ns);
+	for (uint32_t p = 0; p < ctx->cfg.nodes; p++)
+		for (uint32_t k = 0; p != ctx->cfg.node_id &&
+				     k < ctx->cfg.qps_per_peer; k++) {
+			const struct g_qp *q = &ctx->peers[p].cli[k];
+
+			if (q->state == GQ_FAILED && q->retry_at_ns)
+				tv_vf_wake_at(ctx->dev, q->retry_at_ns);
+		}
+}
+
 int tv_gather_progress(struct tv_gather_ctx *ctx)
 {
 	uint64_t now = tv_vf_now_ns(ctx->dev);
@@ -277,6 +301,7 @@ int tv_gather_progress(struct tv_gather_ctx *ctx)
 	done += g_reconnect_due(ctx, now);
 	done += g_dispatch(ctx);
 	g_check_end(ctx);
+	arm_timers(ctx);
 	return done;
 }
 

@@ -138,6 +138,7 @@ void g_peers_destroy(struct tv_gather_ctx *ctx);
 void g_qp_fail(struct tv_gather_ctx *ctx, uint32_t peer, uint32_t k,
 	       int cause);
 int g_reconnect_due(struct tv_gather_ctx *ctx, uint64_t now);
+int g_cq_rebuild(struct tv_gather_ctx *ctx);
 
 /* post.c */
 int g_dispatch(struct tv_gather_ctx *ctx);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fiu-local.h>
+
 #include "gather_int.h"
 
 bool g_pend_push(struct g_peer *p, uint32_t li, bool front)
@@ -118,6 +120,8 @@ static void build_wrs(struct tv_gather_ctx *ctx, struct g_list *l,
 			.next = i + 1 < l->n ? &ctx->wrs[i + 1] : NULL,
 		};
 	}
+	/* A READ in the middle of the list fails at the responder. */
+	fiu_do_on("gather/read/error", ctx->wrs[l->n / 2].rkey ^= 0x80);
 }
 
 static void post_list(struct tv_gather_ctx *ctx, uint32_t li, uint32_t k)

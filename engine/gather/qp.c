@@ -250,3 +250,41 @@ int g_reconnect_due(struct tv_gather_ctx *ctx, uint64_t now)
 	}
 	return done;
 }
+
+/*
+ * The shared CQ overflowed (it never should: it has room for every WR):
+ * it is unusable and its QPs are in ERR.  A new CQ, new client QPs on
+ * it, their lists read again once the host has reconnected them.
+ */
+int g_cq_rebuild(struct tv_gather_ctx *ctx)
+{
+	struct tv_vf_cq *old = ctx->cq, *cq;
+	int ret = tv_vf_create_cq(ctx->dev, ctx->cq_size, &cq);
+
+	if (ret)
+		return ret;
+	ctx->cq = cq;
+	for (uint32_t p = 0; p < ctx->cfg.nodes; p++) {
+		for (uint32_t k = 0; p != ctx->cfg.node_id &&
+				     k < ctx->cfg.qps_per_peer; k++) {
+			struct g_qp *g = &ctx->peers[p].cli[k];
+			struct tv_vf_qp *fresh;
+
+			if (g->inflight)
+				g_qp_drop_lists(ctx, p, k, -EOVERFLOW);
+			ret = qp_new(ctx, TV_GATHER_CLIENT, &fresh);
+			if (ret)
+				return ret; /* the old CQ stays: destroy frees */
+			tv_vf_destroy_qp(g->qp);
+			g->qp = fresh;
+			g->posted_wrs = g->reclaimed_wrs = 0;
+			if (g->state == GQ_UP || g->state == GQ_FAILED) {
+				g->state = GQ_FAILED;
+				g->cause = -EOVERFLOW;
+				g->retry_at_ns = 0;
+			}
+		}
+	}
+	tv_vf_destroy_cq(old);
+	return 0;
+}

@@ -9,9 +9,11 @@
 
 extern const struct tv_tb_workload_ops tv_rendezvous_workload;
 extern const struct tv_tb_workload_ops tv_port_workload;
+extern const struct tv_tb_workload_ops tv_gather_workload;
 
 const struct tv_tb_workload_ops *const tb_builtin_workloads[] = {
 	&tv_rendezvous_workload,
 	&tv_port_workload,
+	&tv_gather_workload,
 	NULL,
 };
