@@ -3,12 +3,14 @@
 # the port engine broken on purpose (TV_BREAK=BREAKAGE, tests only), a
 # bounded swarm of port scenarios finds a violation, shrink reduces it
 # while it fails the same way, and the healthy engine passes what is left.
-# usage: port_proof.sh TENSORVERBS WORKDIR SEEDS BREAKAGE
+# usage: port_proof.sh TENSORVERBS WORKDIR SEEDS BREAKAGE [WORKLOAD]
+# (WORKLOAD: port by default; the gather workload's breakages too.)
 set -u
 bin=$1
 work=$2
 seeds=$3
 brk=$4
+wl=${5:-port}
 
 fail() {
 	echo "FAIL ($brk): $*" >&2
@@ -17,7 +19,7 @@ fail() {
 
 rm -rf "$work"
 mkdir -p "$work"
-out=$(TV_BREAK=$brk "$bin" swarm --workload port --seeds "$seeds" --jobs 2 \
+out=$(TV_BREAK=$brk "$bin" swarm --workload "$wl" --seeds "$seeds" --jobs 2 \
 	--out "$work/failures" 2>&1)
 status=$?
 printf '%s\n' "$out" | grep -E '^(FAIL|swarm:|reproduce:)'
@@ -35,4 +37,5 @@ TV_BREAK=$brk "$bin" run "$work/min.json" --quiet >/dev/null 2>&1
 [ $? -eq 1 ] || fail "the minimal scenario does not fail"
 "$bin" run "$work/min.json" --quiet >/dev/null 2>&1 ||
 	fail "the healthy engine fails the minimal scenario too"
-echo "port proof ($brk): found [$kind], shrunk to $(grep -c '"kind"' "$work/min.json") program(s); the healthy engine passes it"
+min=$(printf '%s\n' "$out" | sed -n 's/^minimal: [^(]*(\(.*\))$/\1/p')
+echo "$wl proof ($brk): found [$kind], shrunk to $min; the healthy engine passes it"

@@ -116,7 +116,8 @@ static void check_failed(struct gw_runner *r, size_t b,
 		failed[er->index] = 1;
 	}
 	r->rows_failed += res->failed_rows;
-	if (res->failed_rows && !r->faulty && !r->breakage)
+	if (res->failed_rows && !r->breakage &&
+	    !tv_tb_run_unrecoverable_fires(r->run))
 		tv_tb_fail(r->run, TV_TB_FK_OUTCOME, "batch %zu on node %u: %zu "
 			   "rows failed without a fault (first: id %" PRIu64
 			   ", status %d, cause %d)", b, bt->node,
@@ -253,5 +254,7 @@ void gw_check(struct tv_tb_run *run, void *st)
 		if (br->ended && !br->result)
 			res->bytes += (uint64_t)r->sc->batches[b].count *
 				      r->sc->cfg.row_bytes;
+		if (br->ended && br->end_ns > res->last_op_ns)
+			res->last_op_ns = br->end_ns;
 	}
 }
