@@ -48,6 +48,8 @@ static bool sim_exec(struct tv_sim *sim, const struct sim_ev *ev)
 		return sim_exec_user(sim, ev);
 	case SIM_EV_PLACE:
 		return sim_xfer_place(sim, ev);
+	case SIM_EV_TX:
+		return sim_xfer_tx(sim, ev);
 	}
 	assert(0 && "unknown event kind");
 	return false;

@@ -76,8 +76,10 @@ static int qp_check_values(const struct sim_node *node,
 	if ((mask & TV_QP_MAX_DEST_RD_ATOMIC) &&
 	    a->max_dest_rd_atomic > cfg->max_qp_rd_atom)
 		return -EINVAL;
+	/* The requester's side has its own device limit (ibv_query_device:
+	 * max_qp_init_rd_atom). */
 	if ((mask & TV_QP_MAX_QP_RD_ATOMIC) &&
-	    a->max_rd_atomic > cfg->max_qp_rd_atom)
+	    a->max_rd_atomic > cfg->max_qp_init_rd_atom)
 		return -EINVAL;
 	if ((mask & TV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
 		return -EINVAL;
@@ -91,7 +93,7 @@ static int qp_check_values(const struct sim_node *node,
 }
 
 static void qp_apply(struct tv_vf_qp_attr *d, const struct tv_vf_qp_attr *a,
-		     uint32_t mask)
+		     uint32_t mask, enum tv_sim_profile profile)
 {
 	if (mask & TV_QP_PORT)
 		d->port_num = a->port_num;
@@ -114,10 +116,13 @@ static void qp_apply(struct tv_vf_qp_attr *d, const struct tv_vf_qp_attr *a,
 		d->rq_psn = a->rq_psn;
 	if (mask & TV_QP_SQ_PSN)
 		d->sq_psn = a->sq_psn;
+	/* Rounded as the device does (profile.c); query_qp reports it. */
 	if (mask & TV_QP_MAX_DEST_RD_ATOMIC)
-		d->max_dest_rd_atomic = a->max_dest_rd_atomic;
+		d->max_dest_rd_atomic =
+			sim_rd_atomic_depth(profile, a->max_dest_rd_atomic);
 	if (mask & TV_QP_MAX_QP_RD_ATOMIC)
-		d->max_rd_atomic = a->max_rd_atomic;
+		d->max_rd_atomic =
+			sim_rd_atomic_depth(profile, a->max_rd_atomic);
 	if (mask & TV_QP_MIN_RNR_TIMER)
 		d->min_rnr_timer = a->min_rnr_timer;
 	if (mask & TV_QP_TIMEOUT)
@@ -160,7 +165,7 @@ int sim_op_modify_qp(struct tv_vf_qp *qp, const struct tv_vf_qp_attr *attr,
 		sim_qp_to_err(sim, sqp, TV_WC_WR_FLUSH_ERR);
 		return 0;
 	}
-	qp_apply(&sqp->attr, attr, attrs);
+	qp_apply(&sqp->attr, attr, attrs, sim->cfg.profile);
 	sim_qp_set_state(sim, sqp, next);
 	return 0;
 }

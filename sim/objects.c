@@ -29,7 +29,7 @@ int sim_op_query_device(struct tv_vf_device *dev,
 	attr.max_cqe = cfg->max_cqe;
 	attr.max_mr = cfg->max_mr;
 	attr.max_qp_rd_atom = cfg->max_qp_rd_atom;
-	attr.max_qp_init_rd_atom = cfg->max_qp_rd_atom;
+	attr.max_qp_init_rd_atom = cfg->max_qp_init_rd_atom;
 	attr.phys_port_cnt = 1;
 	attr.atomic_cap = cfg->no_atomics ? TV_ATOMIC_NONE : TV_ATOMIC_HCA;
 	*attr_p = attr;
@@ -305,7 +305,10 @@ int sim_op_create_cq(struct tv_vf_device *dev, uint32_t cqe,
 	if (!cq)
 		return -ENOMEM;
 	cq->ring = calloc(cqe, sizeof(*cq->ring));
-	if (!cq->ring) {
+	cq->sq_idx = calloc(cqe, sizeof(*cq->sq_idx));
+	if (!cq->ring || !cq->sq_idx) {
+		free(cq->sq_idx);
+		free(cq->ring);
 		free(cq);
 		return -ENOMEM;
 	}
@@ -324,6 +327,7 @@ void sim_free_cq(struct sim_cq *cq)
 	assert(cq->node->nr_cqs > 0);
 	sim_list_del(&cq->link);
 	cq->node->nr_cqs--;
+	free(cq->sq_idx);
 	free(cq->ring);
 	free(cq);
 }
@@ -338,6 +342,27 @@ int sim_op_destroy_cq(struct tv_vf_cq *cq)
 	return 0;
 }
 
+/*
+ * mlx5 profile: polling a send CQE gives back the slots of its WR and of
+ * every WR before it on that QP (rdma-core mlx5 cq.c, wq->tail =
+ * wqe_head[idx] + 1).  A QP destroyed since has no number any more; one
+ * reset since has moved sq_free past the index already.
+ */
+static void cq_release_slots(struct sim_cq *cq, const struct tv_vf_wc *wc,
+			     uint64_t sq_idx)
+{
+	struct tv_sim *sim = cq->node->sim;
+	struct sim_qp *qp;
+
+	if (sq_idx == SIM_NO_SLOT || sim_is_rxe(sim))
+		return;
+	qp = sim_qp_lookup(sim, cq->node->id, wc->qp_num);
+	if (!qp || sq_idx < qp->sq_free)
+		return;
+	assert(sq_idx < qp->sq_head);
+	qp->sq_free = sq_idx + 1;
+}
+
 int sim_op_poll_cq(struct tv_vf_cq *cq, int num_entries, struct tv_vf_wc *wc)
 {
 	struct sim_cq *scq = to_sim_cq(cq);
@@ -348,7 +373,9 @@ int sim_op_poll_cq(struct tv_vf_cq *cq, int num_entries, struct tv_vf_wc *wc)
 	if (scq->overflow)
 		return -EOVERFLOW;
 	while (n < num_entries && scq->count) {
-		wc[n++] = scq->ring[scq->head];
+		wc[n] = scq->ring[scq->head];
+		cq_release_slots(scq, &wc[n], scq->sq_idx[scq->head]);
+		n++;
 		scq->head = (scq->head + 1) % scq->base.cqe;
 		scq->count--;
 	}
@@ -379,9 +406,10 @@ static void sim_cq_overflow(struct tv_sim *sim, struct sim_cq *cq)
 }
 
 void sim_cq_push(struct tv_sim *sim, struct sim_cq *cq,
-		 const struct tv_vf_wc *wc)
+		 const struct tv_vf_wc *wc, uint64_t sq_idx)
 {
 	struct tv_sim_event ev;
+	uint32_t at;
 
 	if (cq->overflow)
 		return; /* already reported; the CQ is unusable */
@@ -390,7 +418,9 @@ void sim_cq_push(struct tv_sim *sim, struct sim_cq *cq,
 		sim_cq_overflow(sim, cq);
 		return;
 	}
-	cq->ring[(cq->head + cq->count) % cq->base.cqe] = *wc;
+	at = (cq->head + cq->count) % cq->base.cqe;
+	cq->ring[at] = *wc;
+	cq->sq_idx[at] = sq_idx;
 	cq->count++;
 	sim->stats.cqes++;
 	if (wc->status != TV_WC_SUCCESS)

@@ -26,7 +26,9 @@ static bool is_atomic(enum tv_vf_wr_opcode op)
  * An atomic names one 8-byte local buffer for the old value.  Hardware
  * is laxer (mlx5 takes other sizes, rxe several SGEs); we are not, so
  * that code which works here works on both.  A device without atomics
- * refuses them at post.
+ * refuses them at post.  rxe's provider also refuses a misaligned
+ * target at post (validate_send_wr: remote_addr & 7), where mlx5 posts
+ * it and the responder NAKs it (xfer.c).
  */
 static int atomic_check(const struct sim_qp *qp,
 			const struct tv_vf_send_wr *wr, uint32_t len)
@@ -36,6 +38,8 @@ static int atomic_check(const struct sim_qp *qp,
 	if (qp->node->sim->cfg.no_atomics)
 		return -EOPNOTSUPP;
 	if (wr->num_sge != 1 || len != 8)
+		return -EINVAL;
+	if (sim_is_rxe(qp->node->sim) && (wr->remote_addr & 7))
 		return -EINVAL;
 	return 0;
 }
@@ -174,27 +178,30 @@ static int post_one_send(struct tv_sim *sim, struct sim_qp *qp,
 		/* Accepted, and flushed at once, as hardware does. */
 		tmp.sges = sges;
 		swr_fill(qp, &tmp, wr, len);
+		tmp.idx = SIM_NO_SLOT; /* takes no slot (docs/simulator.md) */
 		sim->stats.work_requests++;
 		emit_post_send(sim, qp, &tmp);
 		sim_qp_complete_send(sim, qp, &tmp, TV_WC_WR_FLUSH_ERR);
 		return 0;
 	}
-	if (qp->sq_tail - qp->sq_head >= qp->max_send_wr)
+	if (sim_sq_used(qp) >= qp->max_send_wr)
 		return -ENOMEM;
 	swr = sim_sq_slot(qp, qp->sq_tail);
 	swr_fill(qp, swr, wr, len);
+	swr->idx = qp->sq_tail;
 	if (wr->send_flags & TV_SEND_INLINE)
 		swr_take_inline(swr, wr);
 	qp->sq_tail++;
 	ret = sim_xfer_transmit(sim, qp);
-	if (ret) {
-		/* Only this WR was waiting: take it back. */
-		assert(qp->sq_tx == qp->sq_tail - 1);
+	if (ret && qp->sq_tx == qp->sq_tail - 1) {
+		/* This WR was the one that could not go: take it back. */
 		qp->sq_tail--;
 		return ret;
 	}
 	sim->stats.work_requests++;
 	emit_post_send(sim, qp, swr);
+	if (ret) /* one ahead of it could not go: fail as an event would */
+		sim_qp_to_err(sim, qp, TV_WC_GENERAL_ERR);
 	return 0;
 }
 
@@ -249,7 +256,7 @@ static int post_one_recv(struct tv_sim *sim, struct sim_qp *qp,
 		wc.status = TV_WC_WR_FLUSH_ERR;
 		wc.opcode = TV_WC_RECV;
 		wc.qp_num = qp->base.qp_num;
-		sim_cq_push(sim, to_sim_cq(qp->base.recv_cq), &wc);
+		sim_cq_push(sim, to_sim_cq(qp->base.recv_cq), &wc, SIM_NO_SLOT);
 		return 0;
 	}
 	if (qp->rq_tail - qp->rq_head >= qp->max_recv_wr)

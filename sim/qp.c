@@ -124,6 +124,7 @@ int sim_op_create_qp(struct tv_vf_pd *pd,
 		.max_inline_data = qp->max_inline_data,
 	};
 	qp->attr.qp_state = TV_QPS_RESET;
+	qp->tx_wake_ns = UINT64_MAX;
 	node->qp_tab[node->qp_tab_len++] = qp;
 	sim_list_add_tail(&node->qps, &qp->link);
 	node->nr_qps++;
@@ -231,7 +232,7 @@ void sim_qp_complete_send(struct tv_sim *sim, struct sim_qp *qp,
 	wc.opcode = wc_opcode_of(swr->opcode);
 	wc.byte_len = status == TV_WC_SUCCESS ? swr->length : 0;
 	wc.qp_num = qp->base.qp_num;
-	sim_cq_push(sim, to_sim_cq(qp->base.send_cq), &wc);
+	sim_cq_push(sim, to_sim_cq(qp->base.send_cq), &wc, swr->idx);
 }
 
 static void qp_flush_recv(struct tv_sim *sim, struct sim_qp *qp,
@@ -244,7 +245,7 @@ static void qp_flush_recv(struct tv_sim *sim, struct sim_qp *qp,
 	wc.status = TV_WC_WR_FLUSH_ERR;
 	wc.opcode = TV_WC_RECV;
 	wc.qp_num = qp->base.qp_num;
-	sim_cq_push(sim, to_sim_cq(qp->base.recv_cq), &wc);
+	sim_cq_push(sim, to_sim_cq(qp->base.recv_cq), &wc, SIM_NO_SLOT);
 }
 
 void sim_qp_set_state(struct tv_sim *sim, struct sim_qp *qp,
@@ -270,6 +271,9 @@ static void qp_drop_all(struct sim_qp *qp)
 	qp->tx_gen++;
 	qp->err_gen++;
 	qp->tx_held = false;
+	qp->rd_out = 0;
+	qp->rd_exec = 0;
+	qp->tx_wake_ns = UINT64_MAX; /* its event has a stale tx_gen now */
 }
 
 void sim_qp_to_err(struct tv_sim *sim, struct sim_qp *qp,
@@ -310,6 +314,9 @@ int tv_sim_qp_fail(struct tv_vf_qp *qp, enum tv_vf_wc_status status)
 void sim_qp_reset(struct tv_sim *sim, struct sim_qp *qp)
 {
 	qp_drop_all(qp);
+	/* The queue starts empty again; CQEs still queued of the WRs
+	 * dropped name indices below sq_free and free nothing. */
+	qp->sq_free = qp->sq_tail;
 	memset(&qp->attr, 0, sizeof(qp->attr));
 	sim_qp_set_state(sim, qp, TV_QPS_RESET);
 }

@@ -26,6 +26,9 @@
 #define SIM_PSN_MASK 0xffffffu
 #define SIM_PORT 1
 #define SIM_RNR_INFINITE 7
+#define SIM_RETRY_INFINITE 7 /* rxe profile: retry_cnt 7 never runs out */
+#define SIM_MAX_RD_ATOM 128u /* a power of two that fits the 8-bit attrs */
+#define SIM_NO_SLOT UINT64_MAX /* a CQE of no send-queue slot */
 #define SIM_ACCESS_ALL                                          \
 	(TV_ACCESS_LOCAL_WRITE | TV_ACCESS_REMOTE_WRITE |       \
 	 TV_ACCESS_REMOTE_READ | TV_ACCESS_REMOTE_ATOMIC)
@@ -69,6 +72,7 @@ enum sim_ev_kind {
 	SIM_EV_TIMER,       /* wake_at() */
 	SIM_EV_USER,        /* tv_sim_schedule() */
 	SIM_EV_PLACE,       /* part of a write lands early (place.c) */
+	SIM_EV_TX,          /* qp_op_ns: the QP may send its next request */
 };
 
 /*
@@ -135,6 +139,7 @@ struct sim_cq {
 	struct sim_list link;
 	struct sim_node *node;
 	struct tv_vf_wc *ring;
+	uint64_t *sq_idx;  /* [cqe]: the send WR's queue index or SIM_NO_SLOT */
 	uint32_t head;
 	uint32_t count;
 	uint32_t nr_qps; /* attachments: a QP using it for both counts 2 */
@@ -144,6 +149,7 @@ struct sim_cq {
 /* A posted send WR, copied at post time (the caller's WR is not kept). */
 struct sim_swr {
 	uint64_t wr_id;
+	uint64_t idx;          /* send-queue index; SIM_NO_SLOT: none (ERR) */
 	uint64_t remote_addr;
 	uint64_t depart_ns;    /* last transmission's departure */
 	struct tv_vf_sge *sges;
@@ -173,9 +179,11 @@ struct sim_rwr {
 
 /*
  * The send queue is a ring indexed by ever-growing counters:
- *   sq_head <= sq_exec <= sq_tx <= sq_tail
- * [head, exec): executed at the responder, waiting for the response;
- * [exec, tx): on the wire; [tx, tail): not transmitted yet.
+ *   sq_free <= sq_head <= sq_exec <= sq_tx <= sq_tail
+ * [free, head): completed, slot not yet given back (mlx5 profile: no CQE
+ * at or after it polled yet); [head, exec): executed at the responder,
+ * waiting for the response; [exec, tx): on the wire; [tx, tail): not
+ * transmitted yet.
  */
 struct sim_qp {
 	struct tv_vf_qp base;
@@ -193,6 +201,7 @@ struct sim_qp {
 	struct tv_vf_sge *sq_sges;
 	uint8_t *sq_inline;    /* max_inline_data bytes per slot */
 	uint32_t max_inline_data;
+	uint64_t sq_free;
 	uint64_t sq_head;
 	uint64_t sq_exec;
 	uint64_t sq_tx;
@@ -210,6 +219,13 @@ struct sim_qp {
 	uint64_t last_arrival_ns; /* in-order delivery per QP */
 	uint64_t last_resp_ns;    /* in-order responses per QP */
 	uint32_t place_tok;       /* transmissions placed in parts so far */
+	/* READs and atomics in [head, tx) and in [head, exec): the
+	 * requester's outstanding ones (max_rd_atomic), and those the
+	 * responder holds resources for (its max_dest_rd_atomic). */
+	uint32_t rd_out;
+	uint32_t rd_exec;
+	uint64_t op_next_ns;      /* qp_op_ns: the earliest next departure */
+	uint64_t tx_wake_ns;      /* a SIM_EV_TX armed then; or UINT64_MAX */
 };
 
 struct sim_node {
@@ -310,6 +326,32 @@ static inline struct sim_swr *sim_sq_slot(struct sim_qp *qp, uint64_t idx)
 	return &qp->sq[idx % qp->max_send_wr];
 }
 
+/* The opcodes that hold a max_rd_atomic slot while outstanding. */
+static inline bool sim_is_rd_atomic(enum tv_vf_wr_opcode op)
+{
+	return op == TV_WR_RDMA_READ || op == TV_WR_ATOMIC_CMP_AND_SWP ||
+	       op == TV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static inline bool sim_is_rxe(const struct tv_sim *sim)
+{
+	return sim->cfg.profile == TV_SIM_PROFILE_RXE;
+}
+
+/*
+ * Slots the send queue holds.  mlx5 gives a completed WR's slot back
+ * only when a CQE at or after it is polled (rdma-core mlx5 cq.c,
+ * wq->tail = wqe_head[idx] + 1); rxe's kernel as soon as it completes
+ * (rxe_comp.c do_complete advances the consumer index, signaled or not).
+ */
+static inline uint64_t sim_sq_used(const struct sim_qp *qp)
+{
+	uint64_t first = sim_is_rxe(qp->node->sim) ? qp->sq_head : qp->sq_free;
+
+	assert(qp->sq_free <= qp->sq_head && qp->sq_head <= qp->sq_tail);
+	return qp->sq_tail - first;
+}
+
 static inline struct sim_rwr *sim_rq_slot(struct sim_qp *qp, uint64_t idx)
 {
 	assert(qp->max_recv_wr > 0);
@@ -331,8 +373,10 @@ int sim_wake_at(struct sim_node *node, uint64_t deadline_ns);
 /* ---- objects (objects.c) ------------------------------------------------- */
 
 struct sim_mr *sim_mr_lookup(struct sim_node *node, uint32_t key, bool rkey);
+/* sq_idx: the send WR's queue index (a polled CQE frees up to it), or
+ * SIM_NO_SLOT for receives and WRs that never took a slot. */
 void sim_cq_push(struct tv_sim *sim, struct sim_cq *cq,
-		 const struct tv_vf_wc *wc);
+		 const struct tv_vf_wc *wc, uint64_t sq_idx);
 void sim_gid_of(uint32_t node, uint8_t gid_p[16]);
 /* The node a GID names, or UINT32_MAX. */
 uint32_t sim_gid_node(const struct tv_sim *sim, const uint8_t gid[16]);
@@ -341,6 +385,11 @@ uint64_t sim_canon_addr(struct tv_sim *sim, uint32_t node, uint32_t rkey,
 void sim_free_mr(struct sim_mr *mr);
 void sim_free_cq(struct sim_cq *cq);
 void sim_free_pd(struct sim_pd *pd);
+
+/* ---- device profiles (profile.c) ---------------------------------------- */
+
+uint32_t sim_profile_rd_atom(enum tv_sim_profile profile);
+uint8_t sim_rd_atomic_depth(enum tv_sim_profile profile, uint8_t asked);
 
 /* ---- QPs (qp.c) ---------------------------------------------------------- */
 
@@ -420,5 +469,6 @@ bool sim_xfer_place(struct tv_sim *sim, const struct sim_ev *ev);
 bool sim_xfer_deliver(struct tv_sim *sim, const struct sim_ev *ev);
 bool sim_xfer_ack(struct tv_sim *sim, const struct sim_ev *ev);
 bool sim_xfer_retx(struct tv_sim *sim, const struct sim_ev *ev);
+bool sim_xfer_tx(struct tv_sim *sim, const struct sim_ev *ev);
 
 #endif /* TENSORVERBS_SIM_PRIV_H */

@@ -21,7 +21,7 @@ void tv_sim_config_default(struct tv_sim_config *cfg)
 	cfg->max_qp_wr = 4096;
 	cfg->max_cqe = 65536;
 	cfg->max_mr = 65536;
-	cfg->max_qp_rd_atom = 16;
+	/* max_qp_rd_atom, max_qp_init_rd_atom: 0, the profile's. */
 	cfg->active_mtu = TV_MTU_4096;
 	cfg->jitter_ns_max = 0;
 }
@@ -42,14 +42,22 @@ static int sim_config_check(const struct tv_sim_config *in,
 		cfg.max_cqe = def.max_cqe;
 	if (!cfg.max_mr)
 		cfg.max_mr = def.max_mr;
+	if (!tv_sim_profile_str(cfg.profile))
+		return -EINVAL;
 	if (!cfg.max_qp_rd_atom)
-		cfg.max_qp_rd_atom = def.max_qp_rd_atom;
+		cfg.max_qp_rd_atom = sim_profile_rd_atom(cfg.profile);
+	if (!cfg.max_qp_init_rd_atom)
+		cfg.max_qp_init_rd_atom = sim_profile_rd_atom(cfg.profile);
 	if (!cfg.active_mtu)
 		cfg.active_mtu = def.active_mtu;
 	if (cfg.active_mtu < TV_MTU_256 || cfg.active_mtu > TV_MTU_4096)
 		return -EINVAL;
 	/* MR keys hold the slot in 24 bits. */
-	if (cfg.max_mr >= (1u << 24) || cfg.max_qp_rd_atom > 255)
+	if (cfg.max_mr >= (1u << 24))
+		return -EINVAL;
+	/* The QP attributes are 8 bits and round up to a power of two. */
+	if (cfg.max_qp_rd_atom > SIM_MAX_RD_ATOM ||
+	    cfg.max_qp_init_rd_atom > SIM_MAX_RD_ATOM)
 		return -EINVAL;
 	if (!tv_sim_placement_str(cfg.placement))
 		return -EINVAL;

@@ -105,9 +105,36 @@ static int xfer_transmit_one(struct tv_sim *sim, struct sim_qp *qp,
 		return ret;
 	qp->last_arrival_ns = arrive;
 	qp->sq_tx++;
+	if (sim_is_rd_atomic(swr->opcode))
+		qp->rd_out++;
+	if (sim->cfg.qp_op_ns)
+		qp->op_next_ns = swr->depart_ns + sim->cfg.qp_op_ns;
 	return 0;
 }
 
+/* qp_op_ns: come back when the QP's processing unit is free again. */
+static int tx_wake_arm(struct tv_sim *sim, struct sim_qp *qp)
+{
+	struct sim_ev ev = {
+		.kind = SIM_EV_TX, .node = qp->node->id,
+		.qpn = qp->base.qp_num, .gen = qp->tx_gen,
+	};
+	int ret;
+
+	if (qp->tx_wake_ns != UINT64_MAX)
+		return 0; /* armed: it sends, then re-arms if need be */
+	ret = sim_schedule(sim, qp->op_next_ns, &ev);
+	if (ret)
+		return ret;
+	qp->tx_wake_ns = qp->op_next_ns;
+	return 0;
+}
+
+/*
+ * Send what may go, in posting order.  A READ or atomic beyond
+ * max_rd_atomic waits for a response to free a slot (sim_xfer_ack), and
+ * every WR after it waits too: the send queue is processed in order.
+ */
 int sim_xfer_transmit(struct tv_sim *sim, struct sim_qp *qp)
 {
 	uint32_t peer = sim_gid_node(sim, qp->attr.dgid);
@@ -115,6 +142,13 @@ int sim_xfer_transmit(struct tv_sim *sim, struct sim_qp *qp)
 
 	assert(qp->base.state == TV_QPS_RTS);
 	while (!qp->tx_held && qp->sq_tx < qp->sq_tail) {
+		struct sim_swr *swr = sim_sq_slot(qp, qp->sq_tx);
+
+		if (sim_is_rd_atomic(swr->opcode) &&
+		    qp->rd_out >= qp->attr.max_rd_atomic)
+			return 0;
+		if (sim->cfg.qp_op_ns && sim->now_ns < qp->op_next_ns)
+			return tx_wake_arm(sim, qp);
 		ret = xfer_transmit_one(sim, qp, peer);
 		if (ret)
 			return ret;
@@ -238,7 +272,7 @@ static void push_recv_cqe(struct tv_sim *sim, struct sim_qp *resp,
 		wc.wc_flags = imm ? TV_WC_WITH_IMM : 0;
 		wc.imm_data = imm ? swr->imm_data : 0;
 	}
-	sim_cq_push(sim, to_sim_cq(resp->base.recv_cq), &wc);
+	sim_cq_push(sim, to_sim_cq(resp->base.recv_cq), &wc, SIM_NO_SLOT);
 }
 
 static void out_nak(struct xfer_out *out, enum tv_vf_wc_status status)
@@ -401,6 +435,25 @@ int sim_swr_local(struct sim_qp *req, const struct sim_swr *swr,
 			       swr->num_sge, need, local);
 }
 
+/*
+ * Has the responder no resources left for one more READ or atomic of
+ * req?  It holds one for every request that arrived and whose response
+ * has not reached the requester yet (RC is one to one: they are all
+ * req's).  One more than max_dest_rd_atomic is an invalid request (IBA
+ * class C), as rxe names it (RESPST_ERR_TOO_MANY_RDMA_ATM_REQ).  rxe
+ * itself raises it only when max_dest_rd_atomic is 0 and otherwise
+ * recycles its resources ("it is the requesters job", rxe_resp.c
+ * check_resource).
+ */
+static bool rd_atomic_refused(const struct tv_sim *sim,
+			      const struct sim_qp *req,
+			      const struct sim_qp *resp)
+{
+	if (sim_is_rxe(sim))
+		return resp->attr.max_dest_rd_atomic == 0;
+	return req->rd_exec >= resp->attr.max_dest_rd_atomic;
+}
+
 static void xfer_execute(struct tv_sim *sim, struct sim_qp *req,
 			 const struct sim_swr *swr, struct xfer_out *out)
 {
@@ -417,6 +470,13 @@ static void xfer_execute(struct tv_sim *sim, struct sim_qp *req,
 	resp = sim_find_responder(sim, req, out->peer);
 	if (!resp) {
 		out->res = XR_LOST;
+		return;
+	}
+	/* Before the keys: rxe checks resources (CHK_RESOURCE) first. */
+	if (sim_is_rd_atomic(swr->opcode) &&
+	    rd_atomic_refused(sim, req, resp)) {
+		out_nak(out, TV_WC_REM_INV_REQ_ERR);
+		sim_qp_to_err(sim, resp, TV_WC_WR_FLUSH_ERR);
 		return;
 	}
 	switch (swr->opcode) {
@@ -445,6 +505,7 @@ static void req_hold(struct sim_qp *req)
 {
 	req->tx_held = true;
 	req->tx_gen++;
+	req->tx_wake_ns = UINT64_MAX; /* its SIM_EV_TX is stale now */
 }
 
 /* Schedule the response of the next executed WR (responses are in order). */
@@ -476,6 +537,11 @@ static int req_rewind(struct tv_sim *sim, struct sim_qp *req, uint64_t t)
 	};
 
 	req_hold(req);
+	/* What was on the wire is sent again: its READs are not out. */
+	for (uint64_t i = req->sq_exec; i < req->sq_tx; i++)
+		if (sim_is_rd_atomic(sim_sq_slot(req, i)->opcode))
+			req->rd_out--;
+	assert(req->rd_exec <= req->rd_out);
 	req->sq_tx = req->sq_exec;
 	ev.gen = req->tx_gen;
 	return sim_schedule(sim, t < sim->now_ns ? sim->now_ns : t, &ev);
@@ -488,6 +554,8 @@ static int req_finish(struct tv_sim *sim, struct sim_qp *req,
 {
 	swr->status = status;
 	req->sq_exec++;
+	if (sim_is_rd_atomic(swr->opcode))
+		req->rd_exec++;
 	if (status != TV_WC_SUCCESS)
 		req_hold(req);
 	return req_sched_ack(sim, req, t);
@@ -508,7 +576,10 @@ static int conclude_lost(struct tv_sim *sim, struct sim_qp *req,
 	if (!swr->retry_left)
 		return req_finish(sim, req, swr, TV_WC_RETRY_EXC_ERR,
 				  swr->depart_ns + timer_ns);
-	swr->retry_left--;
+	/* rxe_comp.c: "if (qp->comp.retry_cnt != 7) ...--": 7 is forever
+	 * there, 7 retries on mlx5 (docs/simulator.md, Device profiles). */
+	if (!sim_is_rxe(sim) || req->attr.retry_cnt != SIM_RETRY_INFINITE)
+		swr->retry_left--;
 	out->status = TV_WC_SUCCESS;
 	return req_rewind(sim, req, swr->depart_ns + timer_ns);
 }
@@ -611,6 +682,7 @@ bool sim_xfer_ack(struct tv_sim *sim, const struct sim_ev *ev)
 {
 	struct sim_qp *qp = sim_qp_lookup(sim, ev->node, ev->qpn);
 	struct sim_swr swr;
+	bool rd;
 
 	if (!qp || ev->gen != qp->err_gen)
 		return false;
@@ -618,12 +690,35 @@ bool sim_xfer_ack(struct tv_sim *sim, const struct sim_ev *ev)
 	/* Completions leave in posting order: responses come in order. */
 	swr = *sim_sq_slot(qp, qp->sq_head);
 	qp->sq_head++;
+	rd = sim_is_rd_atomic(swr.opcode);
+	if (rd) {
+		assert(qp->rd_out > 0 && qp->rd_exec > 0);
+		qp->rd_out--;
+		qp->rd_exec--;
+	}
 	if (swr.status != TV_WC_SUCCESS) {
 		sim_qp_complete_send(sim, qp, &swr, swr.status);
 		sim_qp_to_err(sim, qp, TV_WC_WR_FLUSH_ERR);
 	} else if (swr.signaled) {
 		sim_qp_complete_send(sim, qp, &swr, TV_WC_SUCCESS);
 	}
+	/* A freed max_rd_atomic slot lets a waiting READ go (a CQ overflow
+	 * above may have failed the QP). */
+	if (rd && qp->base.state == TV_QPS_RTS && sim_xfer_transmit(sim, qp))
+		sim_qp_to_err(sim, qp, TV_WC_GENERAL_ERR);
+	return true;
+}
+
+bool sim_xfer_tx(struct tv_sim *sim, const struct sim_ev *ev)
+{
+	struct sim_qp *qp = sim_qp_lookup(sim, ev->node, ev->qpn);
+
+	if (!qp || ev->gen != qp->tx_gen)
+		return false;
+	assert(qp->base.state == TV_QPS_RTS && !qp->tx_held);
+	qp->tx_wake_ns = UINT64_MAX;
+	if (sim_xfer_transmit(sim, qp))
+		sim_qp_to_err(sim, qp, TV_WC_GENERAL_ERR);
 	return true;
 }
 

@@ -70,6 +70,27 @@ const char *tv_sim_placement_str(enum tv_sim_placement placement);
 int tv_sim_placement_parse(const char *name,
 			   enum tv_sim_placement *placement_p);
 
+/*
+ * Which device the simulated nodes behave like where devices differ
+ * (docs/simulator.md, "Device profiles"):
+ *  MLX5: a send-queue slot comes back when a CQE at or after its WR is
+ *    polled; retry_cnt 7 is 7 retries; a misaligned atomic fails at the
+ *    responder (REM_INV_REQ_ERR); a READ or atomic beyond the responder's
+ *    max_dest_rd_atomic is NAKed; rd_atomic limits 16.
+ *  RXE: a slot comes back when its WR completes, polled or not;
+ *    retry_cnt 7 retries forever; a misaligned atomic is refused at post
+ *    (-EINVAL); the responder NAKs READs and atomics only when its
+ *    max_dest_rd_atomic is 0; rd_atomic limits 128.
+ */
+enum tv_sim_profile {
+	TV_SIM_PROFILE_MLX5 = 0,
+	TV_SIM_PROFILE_RXE,
+};
+
+const char *tv_sim_profile_str(enum tv_sim_profile profile);
+/* "mlx5", "rxe"; -EINVAL for anything else. */
+int tv_sim_profile_parse(const char *name, enum tv_sim_profile *profile_p);
+
 struct tv_sim_config {
 	uint64_t seed;
 	uint32_t num_nodes;
@@ -78,7 +99,11 @@ struct tv_sim_config {
 	uint32_t max_qp_wr;           /* default 4096 */
 	uint32_t max_cqe;             /* default 65536 */
 	uint32_t max_mr;              /* default 65536 */
-	uint32_t max_qp_rd_atom;      /* default 16 */
+	/* Outstanding READs/atomics a QP may accept as a responder
+	 * (max_dest_rd_atomic) and have as a requester (max_rd_atomic);
+	 * 0: the profile's (16 mlx5, 128 rxe); at most 128. */
+	uint32_t max_qp_rd_atom;
+	uint32_t max_qp_init_rd_atom;
 	enum tv_vf_mtu active_mtu;    /* default TV_MTU_4096 */
 	/* Per-node processing delay added to every delivery (ns). */
 	uint64_t jitter_ns_max;       /* 0 = none; drawn from the seed */
@@ -86,6 +111,14 @@ struct tv_sim_config {
 	bool no_atomics;
 	/* Where the bytes of one RDMA write land, and when (see below). */
 	enum tv_sim_placement placement;
+	/* The device whose differences the nodes copy; default MLX5. */
+	enum tv_sim_profile profile;
+	/*
+	 * One RNIC processing unit per QP: a QP's requests leave at most
+	 * one per qp_op_ns (a message-rate limit besides the link's
+	 * bandwidth).  0 = none.
+	 */
+	uint64_t qp_op_ns;
 };
 
 void tv_sim_config_default(struct tv_sim_config *cfg);
