@@ -232,6 +232,8 @@ static int create_sim(struct tv_tb_run *r)
 	cfg.link = sc->link;
 	cfg.jitter_ns_max = sc->jitter_ns_max;
 	cfg.placement = sc->placement;
+	cfg.profile = sc->profile;
+	cfg.qp_op_ns = sc->qp_op_ns;
 	cfg.no_atomics = sc->no_atomics;
 	rc = tv_sim_create(&cfg, &r->sim);
 	if (rc) {

@@ -19,6 +19,7 @@
 #define SC_DEFAULT_GRACE_NS 10000000000ull  /* 10 s after the last op */
 #define SC_DEFAULT_MAX_EVENTS 500000000ull
 #define SC_MAX_KEYS 64
+#define SC_MAX_QP_OP_NS 1000000000ull /* 1 s per request: surely a typo */
 
 const char *const tb_core_keys[] = {
 	"workload", "name", "description", "seed", "nodes", "link", "links",
@@ -39,7 +40,7 @@ static const char *const link_override_keys[] = {
 };
 static const char *const sim_keys[] = {
 	"jitter_ns_max", "deadline_ns", "max_events", "placement", "atomics",
-	NULL
+	"profile", "qp_op_ns", NULL
 };
 static const char *const late_keys[] = { "node", "start_ns", NULL };
 
@@ -118,6 +119,27 @@ static int parse_placement(struct tv_ju *jc, json_t *sim,
 	return 0;
 }
 
+/* "profile": "mlx5" (default) or "rxe" (sim.h). */
+static int parse_profile(struct tv_ju *jc, json_t *sim,
+			 enum tv_sim_profile *profile_p)
+{
+	char *name = NULL;
+	int rc;
+
+	if (tv_ju_get_str(jc, "$.sim", sim, "profile", false, &name))
+		return -EINVAL;
+	if (!name) {
+		*profile_p = TV_SIM_PROFILE_MLX5;
+		return 0;
+	}
+	rc = tv_sim_profile_parse(name, profile_p);
+	free(name);
+	if (rc)
+		return tv_ju_fail(jc, "$.sim.profile",
+				  "must be \"mlx5\" or \"rxe\"");
+	return 0;
+}
+
 static int parse_sim(struct tv_ju *jc, json_t *root, struct tv_tb_scenario *sc)
 {
 	json_t *sim = json_object_get(root, "sim");
@@ -140,7 +162,10 @@ static int parse_sim(struct tv_ju *jc, json_t *root, struct tv_tb_scenario *sc)
 	    tv_ju_get_bool(jc, "$", root, "allow_error_completions", false,
 			   &sc->allow_error_completions) ||
 	    tv_ju_get_bool(jc, "$.sim", sim, "atomics", true, &atomics) ||
-	    parse_placement(jc, sim, &sc->placement))
+	    tv_ju_get_uint(jc, "$.sim", sim, "qp_op_ns", 0, SC_MAX_QP_OP_NS,
+			   &sc->qp_op_ns) ||
+	    parse_placement(jc, sim, &sc->placement) ||
+	    parse_profile(jc, sim, &sc->profile))
 		goto out;
 	sc->no_atomics = !atomics;
 	rc = 0;

@@ -51,6 +51,8 @@ struct tv_tb_scenario {
 	/* simulator */
 	uint64_t jitter_ns_max;
 	enum tv_sim_placement placement; /* inside one RDMA write */
+	enum tv_sim_profile profile; /* the device the nodes behave like */
+	uint64_t qp_op_ns;         /* a QP's requests: at most one per this */
 	bool no_atomics;           /* the devices have no RDMA atomics */
 	uint64_t deadline_ns;      /* virtual time limit of the run */
 	uint64_t max_events;
