@@ -34,7 +34,7 @@ TV_BIN=$tv TV_RXE_OUT=$out bash ci/rxe/vm.sh --devices 2 --mem 2048 \
 rc=${PIPESTATUS[0]}
 set -e
 line=$(grep -E '^rxe: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out/../rxe-tests.log" | tail -1 || true)
-grep -E '^rxe: port scenarios' "$out/../rxe-tests.log" | tail -1 | sed 's/^rxe:/rxe-tests:/' || true
+grep -E '^rxe: (port|gather) scenarios' "$out/../rxe-tests.log" | tail -2 | sed 's/^rxe:/rxe-tests:/' || true
 if [ -n "$line" ]; then
 	read -r _ p _ f _ s _ <<<"$line"
 	echo "rxe-tests: $((p + f)) rxe tests ran, $p passed, $f failed, $s skipped ($(($(date +%s) - t0)) s in all)"

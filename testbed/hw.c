@@ -88,6 +88,62 @@ bool tv_tb_hw_ending(const struct tv_tb_hw *hw)
 	return hw->ending;
 }
 
+/*
+ * The device behind this node's address (rdma_cm finds it and its GID),
+ * wrapped by the fault injector when the run has one: what every
+ * workload's open does first.  The connection manager stays for the
+ * workload (some connect through it, the others only keep it).
+ */
+int tv_tb_hw_open_device(struct tv_tb_hw *hw, struct tv_tb_hw_device *d,
+			 char *msg, size_t cap)
+{
+	struct tv_ibv_config env, cfg;
+	struct tv_cm_config cc;
+	struct tv_flt *flt = tv_tb_hw_flt(hw);
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	ret = tv_ibv_config_check_env(msg, cap, &env);
+	if (ret)
+		return ret;
+	tv_cm_config_default(&cc);
+	cc.node_id = hw->o->node;
+	cc.num_nodes = hw->sc->nodes;
+	cc.addr = hw->o->addrs[hw->o->node];
+	ret = tv_cm_create(&cc, msg, cap, &d->cm);
+	if (!ret)
+		ret = tv_cm_ibv_config(d->cm, &env, msg, cap, &cfg);
+	if (!ret)
+		ret = tv_ibv_open(&cfg, msg, cap, &d->base);
+	if (ret)
+		goto fail;
+	d->dev = d->base;
+	tv_tb_hw_set_device_name(hw, cfg.device);
+	if (flt) {
+		ret = tv_flt_wrap(flt, d->base, &d->dev);
+		if (ret) {
+			d->dev = d->base;
+			snprintf(msg, cap, "tv_flt_wrap: %s", strerror(-ret));
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	tv_tb_hw_close_device(d, true);
+	return ret;
+}
+
+void tv_tb_hw_close_device(struct tv_tb_hw_device *d, bool close_base)
+{
+	if (d->dev && d->dev != d->base)
+		tv_flt_unwrap(d->dev);
+	if (d->base && close_base)
+		tv_ibv_close(d->base);
+	d->dev = d->base = NULL;
+	tv_cm_destroy(d->cm);
+	d->cm = NULL;
+}
+
 void tv_tb_hw_set_device_name(struct tv_tb_hw *hw, const char *name)
 {
 	snprintf(hw->dev_name, sizeof(hw->dev_name), "%s", name);

@@ -460,6 +460,22 @@ int tv_tb_hw_barrier(struct tv_tb_hw *hw, const char *what);
 int tv_tb_hw_allgather(struct tv_tb_hw *hw, const void *mine, size_t len,
 		       uint8_t ***blobs_p, size_t **lens_p);
 
+/*
+ * This node's RDMA device (the one behind its address: rdma_cm finds it),
+ * wrapped by the run's fault injector if any; cm stays open for the
+ * workload.  -EINVAL / -ENODEV with msg naming the variable or address.
+ */
+struct tv_cm;
+struct tv_tb_hw_device {
+	struct tv_cm *cm;
+	struct tv_vf_device *base;   /* the ibverbs device */
+	struct tv_vf_device *dev;    /* what the engine uses (maybe wrapped) */
+};
+int tv_tb_hw_open_device(struct tv_tb_hw *hw, struct tv_tb_hw_device *d,
+			 char *msg, size_t cap);
+/* close_base false: the device stays open (objects on it leaked). */
+void tv_tb_hw_close_device(struct tv_tb_hw_device *d, bool close_base);
+
 /* ---- benchmarks -------------------------------------------------------------- */
 
 struct tv_tb_bench {

@@ -5,7 +5,7 @@
 # late peer, a dropped connection).  Runs INSIDE the rxe VM
 # (ci/rxe/vm.sh --devices 2): node j uses rxe(j%2) at 10.77.0.(j%2+1).
 #
-#   tests/rxe/run.sh [--only NAME] [--list]
+#   tests/rxe/run.sh [--only NAME] [--list]   (NAME may be a glob: "gather_*")
 #
 # Environment: TV_BIN (default build-rxe-tests/cli/tensorverbs),
 # TV_RXE_TIMEOUT (seconds per process, default 180), TV_RXE_ACK_TIMEOUT_MS
@@ -61,11 +61,13 @@ cluster() {
 	echo "$out"
 }
 
-port_ran=0 port_passed=0
+port_ran=0 port_passed=0 gather_ran=0 gather_passed=0
 result() { # result NAME pass|fail|skip [DETAIL]
 	case "$1" in
 	port_*) [ "$2" = skip ] || port_ran=$((port_ran + 1))
 		[ "$2" = pass ] && port_passed=$((port_passed + 1)) ;;
+	gather_*) [ "$2" = skip ] || gather_ran=$((gather_ran + 1))
+		[ "$2" = pass ] && gather_passed=$((gather_passed + 1)) ;;
 	esac
 	case "$2" in
 	pass) passed=$((passed + 1)); printf 'PASS  %s %s\n' "$1" "${3:-}" ;;
@@ -91,7 +93,7 @@ rxe_counters() {
 run_scenario() {
 	local name=$1 file=$2 n j rc all77=1 bad=0 t0 pids=() cl
 	shift 2
-	[ -n "$only" ] && [ "$only" != "$name" ] && return 0
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
 	n=$(jq -r .nodes "$file")
 	port=$((port + 16))
 	cl=$(cluster "$n" "$port")
@@ -133,7 +135,7 @@ expect_refusal() {
 	shift 2
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done
 	shift
-	[ -n "$only" ] && [ "$only" != "$name" ] && return 0
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
 	env "${envs[@]}" timeout -k 5 $((tmo + 20)) "$tv" serve "$@" \
 		>"$work/$name.log" 2>&1 || rc=$?
 	if [ "$rc" != 0 ] && grep -qF -- "$want" "$work/$name.log" &&
@@ -171,6 +173,18 @@ for f in "$repo"/scenarios/port/*.json; do
 	done
 done
 
+# ---- RDMA READ gathers (docs/gather.md) -------------------------------------------
+# One process per node, each a server of its partition and a client of
+# its batches (two_servers: one client, two servers).  Deadlines for TCG:
+# a READ rxe drops is sent again after the QP's ACK timeout (quiver's
+# 14: 67 ms), and a gather behind it must not fail at 100 ms.
+for f in "$repo"/scenarios/gather/*.json; do
+	[ -e "$f" ] || continue
+	b=$(basename "$f" .json)
+	jq '.gather.timeout_ns = 20000000000' "$f" >"$work/gather_$b.json"
+	run_scenario "gather_$b" "$work/gather_$b.json"
+done
+
 # ---- recovery -------------------------------------------------------------------
 basic=$repo/scenarios/basic_transfer.json
 cached=$repo/scenarios/cached_metadata.json
@@ -178,7 +192,7 @@ cached=$repo/scenarios/cached_metadata.json
 # A peer started late (TensorFlow #18630): node 0 retries until it is there.
 late() {
 	local name=late_peer rc0=0 rc1=0 p0 cl
-	[ -n "$only" ] && [ "$only" != "$name" ] && return 0
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
 	port=$((port + 16))
 	cl=$(cluster 2 "$port")
 	RDMA_DEVICE=rxe0 "$tv" serve "$basic" --node 0 --cluster "$cl" \
@@ -214,7 +228,7 @@ channel_errors() {
 # it somewhere (a summary's "channel errors").
 hw_fault() {
 	local name=$1 file=$2 k=$3 plan=$4 j rc bad=0 pids=() cl
-	[ -n "$only" ] && [ "$only" != "$name" ] && return 0
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
 	port=$((port + 16))
 	cl=$(cluster 2 "$port")
 	for ((j = 1; j >= 0; j--)); do
@@ -250,7 +264,7 @@ hw_fault hw_qp_error "$cached" 1 "vf/qp/error:nth=4,count=1"
 fiu_ctrl_test() {
 	local name=fiu_ctrl_qp_error file=$here/long_cached.json j rc bad=0 pids=() cl fifo errs pid
 	local ctl
-	[ -n "$only" ] && [ "$only" != "$name" ] && return 0
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
 	command -v fiu-ctrl >/dev/null || { result "$name" skip "fiu-ctrl not installed (fiu-utils)"; return 0; }
 	# libfiu's FIFOs need a local file system (not the VM's 9p shares).
 	ctl=$(mktemp -d /tmp/fiu.XXXXXX)
@@ -352,6 +366,7 @@ expect_refusal peer_absent "$RXE_IP1:$((port + 1)) failed after 3 attempt(s): RD
 
 echo
 printf 'rxe: port scenarios (both signal modes): %d ran, %d passed\n' "$port_ran" "$port_passed"
+printf 'rxe: gather scenarios: %d ran, %d passed\n' "$gather_ran" "$gather_passed"
 printf 'rxe: %d passed, %d failed, %d skipped\n' "$passed" "$failed" "$skipped"
 [ "$failed" = 0 ] || { printf 'rxe: failed: %s\n' "${failures[*]}"; exit 1; }
 exit 0

@@ -59,39 +59,56 @@ static bool all_zero(const uint8_t *p, uint32_t len)
 	return true;
 }
 
-static void check_rows(struct gw_runner *r, size_t b,
-		       const struct tv_gather_result *res, uint8_t *failed)
+/*
+ * The first row of out (n rows for ids) that is not failed[] and differs
+ * from its owner's, or -1.  quiver: all-zero rows are accepted (counted
+ * in *zero_p), as its mem_check does.
+ */
+long gw_first_bad_row(const struct gw_scenario *sc, uint64_t seed,
+		      const uint64_t *ids, size_t n, const uint8_t *out,
+		      const uint8_t *failed, bool quiver, uint64_t *zero_p)
+{
+	uint32_t rb = sc->cfg.row_bytes;
+	uint8_t *want = malloc(rb);
+	long bad = -1;
+
+	if (!want)
+		return -1;
+	for (size_t i = 0; i < n && bad < 0; i++) {
+		const uint8_t *got = out + i * (size_t)rb;
+
+		if (failed && failed[i])
+			continue;
+		if (quiver && all_zero(got, rb)) {
+			(*zero_p)++;
+			continue;
+		}
+		gw_row(seed, sc, ids[i], want);
+		if (memcmp(got, want, rb))
+			bad = (long)i;
+	}
+	free(want);
+	return bad;
+}
+
+static void check_rows(struct gw_runner *r, size_t b, const uint8_t *failed)
 {
 	const struct gw_batch *bt = &r->sc->batches[b];
 	struct gw_node *n = &r->nodes[bt->node];
 	uint32_t rb = r->sc->cfg.row_bytes;
-	uint8_t *want = malloc(rb);
+	long i = gw_first_bad_row(r->sc, r->seed, n->ids, bt->count, n->out,
+				  failed, r->quiver_check, &r->zero_rows_seen);
 
-	if (!want)
+	for (size_t k = 0; k < bt->count; k++)
+		r->rows_checked += !failed[k];
+	if (i < 0)
 		return;
-	for (size_t i = 0; i < bt->count; i++) {
-		const uint8_t *got = n->out + i * (size_t)rb;
-
-		if (failed[i])
-			continue;
-		r->rows_checked++;
-		if (r->quiver_check && all_zero(got, rb)) {
-			r->zero_rows_seen++;
-			continue;
-		}
-		gw_row(r->seed, r->sc, n->ids[i], want);
-		if (!memcmp(got, want, rb))
-			continue;
-		tv_tb_fail(r->run, TV_TB_FK_DATA, "invariant: batch %zu on "
-			   "node %u: row %zu (id %" PRIu64 ", node %u's) was "
-			   "delivered as good but is %s", b, bt->node, i,
-			   n->ids[i], tv_gather_owner(&r->sc->cfg, n->ids[i]),
-			   all_zero(got, rb) ? "all zero, and the owner's is "
-			   "not" : "not the owner's row");
-		break;
-	}
-	free(want);
-	(void)res;
+	tv_tb_fail(r->run, TV_TB_FK_DATA, "invariant: batch %zu on node %u: "
+		   "row %ld (id %" PRIu64 ", node %u's) was delivered as good "
+		   "but is %s", b, bt->node, i, n->ids[i],
+		   tv_gather_owner(&r->sc->cfg, n->ids[i]),
+		   all_zero(n->out + (size_t)i * rb, rb) ? "all zero, and the "
+		   "owner's is not" : "not the owner's row");
 }
 
 /* Failed rows: named, with a status, and excused by a fault. */
@@ -148,7 +165,7 @@ void gw_check_batch(struct gw_runner *r, size_t b,
 	if (!failed)
 		return;
 	check_failed(r, b, res, failed);
-	check_rows(r, b, res, failed);
+	check_rows(r, b, failed);
 	free(failed);
 }
 

@@ -105,6 +105,10 @@ void gw_scenario_free(void *wl);
 /* run.c */
 void gw_row(uint64_t seed, const struct gw_scenario *sc, uint64_t id,
 	    uint8_t *buf);
+void gw_fill_part(const struct gw_scenario *sc, uint64_t seed, uint32_t node,
+		  uint8_t *part);
+void gw_batch_ids(const struct gw_scenario *sc, uint64_t seed, size_t b,
+		  uint64_t *ids);
 int gw_setup(struct tv_tb_run *run, void **state_p);
 void gw_progress(struct tv_tb_run *run, void *st, uint32_t node);
 void gw_teardown(struct tv_tb_run *run, void *st);
@@ -115,12 +119,18 @@ int gw_node_restart(struct tv_tb_run *run, void *st, uint32_t node);
 void gw_node_lost(struct tv_tb_run *run, void *st, uint32_t node);
 
 /* check.c */
+long gw_first_bad_row(const struct gw_scenario *sc, uint64_t seed,
+		      const uint64_t *ids, size_t n, const uint8_t *out,
+		      const uint8_t *failed, bool quiver, uint64_t *zero_p);
 void gw_check_batch(struct gw_runner *r, size_t b,
 		    const struct tv_gather_result *res, int rc);
 void gw_sim_event(struct tv_tb_run *run, void *st,
 		  const struct tv_sim_event *ev);
 void gw_check(struct tv_tb_run *run, void *st);
 void gw_observe(void *ctx, const struct tv_gather_event *ev);
+
+/* hw.c: one node per process on real verbs */
+extern const struct tv_tb_hw_ops gw_hw_ops;
 
 /* swarm.c */
 int gw_generate(uint64_t seed, uint32_t without, json_t **sc_p);

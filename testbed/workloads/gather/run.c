@@ -35,17 +35,18 @@ void gw_row(uint64_t seed, const struct gw_scenario *sc, uint64_t id,
 	}
 }
 
-static void fill_part(struct gw_runner *r, struct gw_node *n)
+/* Node's partition as quiver lays it out: the replicated rows, its range. */
+void gw_fill_part(const struct gw_scenario *sc, uint64_t seed, uint32_t node,
+		  uint8_t *part)
 {
-	const struct gw_scenario *sc = r->sc;
 	uint32_t rb = sc->cfg.row_bytes;
 	uint64_t first, end, row = 0;
 
-	tv_gather_range(&sc->cfg, n->id, &first, &end);
+	tv_gather_range(&sc->cfg, node, &first, &end);
 	for (uint64_t id = 0; id < sc->cfg.replicated_rows; id++, row++)
-		gw_row(r->seed, sc, id, n->part + row * rb);
+		gw_row(seed, sc, id, part + row * rb);
 	for (uint64_t id = first; id < end; id++, row++)
-		gw_row(r->seed, sc, id, n->part + row * rb);
+		gw_row(seed, sc, id, part + row * rb);
 }
 
 static int connect_pair(struct gw_runner *r, uint32_t c, uint32_t s,
@@ -122,7 +123,7 @@ static int node_setup(struct gw_runner *r, struct gw_node *n)
 		if (!n->part || !n->out || !n->ids || !n->queue)
 			return -ENOMEM;
 	}
-	fill_part(r, n);
+	gw_fill_part(r->sc, r->seed, n->id, n->part);
 	rc = tv_gather_ctx_create(n->dev, &cfg, n->part, why, sizeof(why),
 				  &n->ctx);
 	if (rc) {
@@ -212,16 +213,18 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Batch b's ids, drawn from its own stream: the same whatever runs first. */
-static void batch_ids(struct gw_runner *r, size_t b, uint64_t *ids)
+/* Batch b's ids, drawn from its own stream: the same whatever runs first
+ * (and in every process of a run on real verbs). */
+void gw_batch_ids(const struct gw_scenario *sc, uint64_t seed, size_t b,
+		  uint64_t *ids)
 {
-	const struct gw_batch *bt = &r->sc->batches[b];
-	uint64_t rows = r->sc->cfg.rows;
+	const struct gw_batch *bt = &sc->batches[b];
+	uint64_t rows = sc->cfg.rows;
 	struct tv_prng p;
 	size_t nb = 0;
 	double h = 0;
 
-	tv_prng_init(&p, r->seed * 0x9e3779b97f4a7c15ull + b + 1);
+	tv_prng_init(&p, seed * 0x9e3779b97f4a7c15ull + b + 1);
 	if (bt->dist == GW_IDS) {
 		memcpy(ids, bt->ids, bt->count * sizeof(*ids));
 		return;
@@ -229,7 +232,7 @@ static void batch_ids(struct gw_runner *r, size_t b, uint64_t *ids)
 	if (bt->dist == GW_ZIPF)
 		h = zipf_norm(rows, bt->zipf_s);
 	if (bt->dist == GW_BOUNDARY)
-		nb = boundary_ids(r->sc, ids, bt->count);
+		nb = boundary_ids(sc, ids, bt->count);
 	for (size_t i = 0; i < bt->count; i++) {
 		if (bt->dist == GW_BOUNDARY && nb)
 			ids[i] = ids[i % nb];
@@ -275,7 +278,7 @@ static void batch_start(struct gw_runner *r, struct gw_node *n, size_t b)
 	int rc;
 
 	servers_rereg(r, n);
-	batch_ids(r, b, n->ids);
+	gw_batch_ids(r->sc, r->seed, b, n->ids);
 	/* quiver's staging tensor starts as torch.zeros. */
 	memset(n->out, 0, (size_t)bt->count * r->sc->cfg.row_bytes);
 	br->started = true;

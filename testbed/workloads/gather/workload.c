@@ -8,6 +8,8 @@
 #include "gw.h"
 
 static const char *const keys[] = { "gather", "batches", NULL };
+/* On real verbs too (the "sim" profile is the simulator's alone). */
+static const char *const hw_keys[] = { "gather", "batches", NULL };
 
 /*
  * TV_BREAK: quiver's hazards as designs (docs/gather.md): error
@@ -80,6 +82,7 @@ const struct tv_tb_workload_ops tv_gather_workload = {
 	.unit = "gathers",
 	.last_op = "gather",
 	.keys = keys,
+	.hw_keys = hw_keys,
 	.parse = gw_scenario_parse,
 	.scenario_free = gw_scenario_free,
 	.setup = gw_setup,
@@ -100,4 +103,7 @@ const struct tv_tb_workload_ops tv_gather_workload = {
 	.describe = gw_describe,
 	.event_src = "gather",
 	.demo = gw_demo_scenario,
+#ifdef TV_GW_HW
+	.hw = &gw_hw_ops,
+#endif
 };

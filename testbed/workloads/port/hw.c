@@ -141,37 +141,15 @@ static int peer_link(const struct peer_info *pi, uint32_t pair,
 
 static int open_device(struct ph *h, char *msg, size_t cap)
 {
-	const struct tv_tb_serve_opts *o = tv_tb_hw_opts(h->hw);
-	struct tv_ibv_config env, cfg;
-	struct tv_cm_config cc;
-	struct tv_flt *flt = tv_tb_hw_flt(h->hw);
-	int ret;
+	struct tv_tb_hw_device d;
+	int ret = tv_tb_hw_open_device(h->hw, &d, msg, cap);
 
-	ret = tv_ibv_config_check_env(msg, cap, &env);
 	if (ret)
 		return ret;
-	/* rdma_cm only finds the device and GID behind our address. */
-	tv_cm_config_default(&cc);
-	cc.node_id = h->me;
-	cc.num_nodes = h->sc->nodes;
-	cc.addr = o->addrs[h->me];
-	ret = tv_cm_create(&cc, msg, cap, &h->cm);
-	if (!ret)
-		ret = tv_cm_ibv_config(h->cm, &env, msg, cap, &cfg);
-	if (!ret)
-		ret = tv_ibv_open(&cfg, msg, cap, &h->base);
-	if (ret)
-		return ret;
-	h->dev = h->base;
-	tv_tb_hw_set_device_name(h->hw, cfg.device);
-	if (flt) {
-		ret = tv_flt_wrap(flt, h->base, &h->dev);
-		if (ret) {
-			h->dev = h->base;
-			snprintf(msg, cap, "tv_flt_wrap: %s", strerror(-ret));
-		}
-	}
-	return ret;
+	h->cm = d.cm;
+	h->base = d.base;
+	h->dev = d.dev;
+	return 0;
 }
 
 static int open_engine(struct ph *h, char *msg, size_t cap)
@@ -428,6 +406,7 @@ static void ph_quiesce(struct tv_tb_hw *hw, void *st)
 static int ph_close(struct tv_tb_hw *hw, void *st)
 {
 	struct ph *h = st;
+	struct tv_tb_hw_device d;
 	int ret = 0, r;
 
 	ph_tasks_join(h);
@@ -454,12 +433,9 @@ static int ph_close(struct tv_tb_hw *hw, void *st)
 	r = tv_port_ctx_destroy(h->ctx);
 	ret = ret ? ret : r;
 	h->ctx = NULL;
-	if (h->dev && h->dev != h->base)
-		tv_flt_unwrap(h->dev);
-	if (h->base && !ret)
-		tv_ibv_close(h->base);
+	d = (struct tv_tb_hw_device){ h->cm, h->base, h->dev };
+	tv_tb_hw_close_device(&d, !ret);
 	h->dev = h->base = NULL;
-	tv_cm_destroy(h->cm);
 	h->cm = NULL;
 	return ret;
 }
