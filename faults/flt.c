@@ -88,7 +88,7 @@ static const struct tv_flt_point_info points[] = {
 	{ "gather/server/rereg", "a server registers its partition again (a "
 	  "restart of its registration): READs with the old rkey fail until "
 	  "the client's QP is reset and given the new handle", NULL, true,
-	  false, "gather" },
+	  true, "gather" },
 };
 
 #define NPOINTS (sizeof(points) / sizeof(points[0]))

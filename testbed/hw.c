@@ -94,12 +94,12 @@ bool tv_tb_hw_ending(const struct tv_tb_hw *hw)
  * workload's open does first.  The connection manager stays for the
  * workload (some connect through it, the others only keep it).
  */
-int tv_tb_hw_open_device(struct tv_tb_hw *hw, struct tv_tb_hw_device *d,
+int tv_tb_open_device_at(const struct sockaddr_storage *addr, uint32_t node,
+			 uint32_t nodes, struct tv_tb_hw_device *d,
 			 char *msg, size_t cap)
 {
 	struct tv_ibv_config env, cfg;
 	struct tv_cm_config cc;
-	struct tv_flt *flt = tv_tb_hw_flt(hw);
 	int ret;
 
 	memset(d, 0, sizeof(*d));
@@ -107,18 +107,34 @@ int tv_tb_hw_open_device(struct tv_tb_hw *hw, struct tv_tb_hw_device *d,
 	if (ret)
 		return ret;
 	tv_cm_config_default(&cc);
-	cc.node_id = hw->o->node;
-	cc.num_nodes = hw->sc->nodes;
-	cc.addr = hw->o->addrs[hw->o->node];
+	cc.node_id = node;
+	cc.num_nodes = nodes;
+	cc.addr = *addr;
 	ret = tv_cm_create(&cc, msg, cap, &d->cm);
 	if (!ret)
 		ret = tv_cm_ibv_config(d->cm, &env, msg, cap, &cfg);
 	if (!ret)
 		ret = tv_ibv_open(&cfg, msg, cap, &d->base);
-	if (ret)
-		goto fail;
+	if (ret) {
+		tv_tb_hw_close_device(d, true);
+		return ret;
+	}
 	d->dev = d->base;
-	tv_tb_hw_set_device_name(hw, cfg.device);
+	snprintf(d->name, sizeof(d->name), "%s", cfg.device);
+	return 0;
+}
+
+int tv_tb_hw_open_device(struct tv_tb_hw *hw, struct tv_tb_hw_device *d,
+			 char *msg, size_t cap)
+{
+	struct tv_flt *flt = tv_tb_hw_flt(hw);
+	int ret;
+
+	ret = tv_tb_open_device_at(&hw->o->addrs[hw->o->node], hw->o->node,
+				   hw->sc->nodes, d, msg, cap);
+	if (ret)
+		return ret;
+	tv_tb_hw_set_device_name(hw, d->name);
 	if (flt) {
 		ret = tv_flt_wrap(flt, d->base, &d->dev);
 		if (ret) {

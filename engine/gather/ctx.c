@@ -266,6 +266,11 @@ int tv_gather_ctx_create(struct tv_vf_device *dev,
 	ctx->part = partition;
 	ctx->part_bytes = tv_gather_part_bytes(&ctx->cfg, ctx->cfg.node_id);
 	ctx->sq_depth = ctx->cfg.post_list * ctx->cfg.window;
+	/* quiver's QPs are far deeper (8191) than its window (2048 a pipe):
+	 * the aliasing variant only overflows where slots never return. */
+	if (g_broken(ctx, TV_GATHER_BREAK_SIGNAL_ALIASING) &&
+	    ctx->sq_depth * 4ull <= ctx->attr.max_qp_wr)
+		ctx->sq_depth *= 4;
 	ctx->st.sq_depth = ctx->sq_depth;
 	rd_atomic_setup(ctx);
 	ctx->wrs = calloc(ctx->cfg.post_list, sizeof(*ctx->wrs));

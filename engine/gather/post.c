@@ -69,7 +69,6 @@ static uint32_t pick_qp(struct tv_gather_ctx *ctx, struct g_peer *p,
 
 		if (q->state != GQ_UP || q->inflight >= ctx->cfg.window)
 			continue;
-		/* The broken variant trusts its own count, as quiver did. */
 		if (g_sq_used(q) + l->n > ctx->sq_depth)
 			continue;
 		p->next_qp = (k + 1) % nq;
@@ -78,14 +77,20 @@ static uint32_t pick_qp(struct tv_gather_ctx *ctx, struct g_peer *p,
 	return G_NONE;
 }
 
-/* quiver's old CQ_MOD: only post lists landing on the last QP signal. */
-static bool signaled(const struct tv_gather_ctx *ctx, uint32_t k,
-		     uint32_t i, uint32_t n)
+/*
+ * quiver's old CQ_MOD: only post lists landing on the last QP signal,
+ * and the very last one of a peer (its final drain).
+ */
+static bool signaled(const struct tv_gather_ctx *ctx, uint32_t li,
+		     uint32_t k, uint32_t i, uint32_t n)
 {
+	const struct g_op *op = &ctx->op;
+
 	if (i + 1 != n)
 		return false;
 	return !g_broken(ctx, TV_GATHER_BREAK_SIGNAL_ALIASING) ||
-	       k + 1 == ctx->cfg.qps_per_peer;
+	       k + 1 == ctx->cfg.qps_per_peer || li + 1 == op->nlists ||
+	       op->lists[li + 1].peer != op->lists[li].peer;
 }
 
 static void build_wrs(struct tv_gather_ctx *ctx, struct g_list *l,
@@ -112,7 +117,7 @@ static void build_wrs(struct tv_gather_ctx *ctx, struct g_list *l,
 		ctx->wrs[i] = (struct tv_vf_send_wr){
 			.wr_id = wr_id(op, li, i), .sg_list = &ctx->sges[i],
 			.num_sge = 1, .opcode = TV_WR_RDMA_READ,
-			.send_flags = signaled(ctx, k, i, l->n) ?
+			.send_flags = signaled(ctx, li, k, i, l->n) ?
 					      TV_SEND_SIGNALED : 0,
 			.remote_addr = h->addr + (h->replicated_rows + r->id -
 						  h->first) * rb,

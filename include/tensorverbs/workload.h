@@ -470,7 +470,12 @@ struct tv_tb_hw_device {
 	struct tv_cm *cm;
 	struct tv_vf_device *base;   /* the ibverbs device */
 	struct tv_vf_device *dev;    /* what the engine uses (maybe wrapped) */
+	char name[64];               /* the device's */
 };
+/* The device behind addr, unwrapped (benchmarks open two in a process). */
+int tv_tb_open_device_at(const struct sockaddr_storage *addr, uint32_t node,
+			 uint32_t nodes, struct tv_tb_hw_device *d,
+			 char *msg, size_t cap);
 int tv_tb_hw_open_device(struct tv_tb_hw *hw, struct tv_tb_hw_device *d,
 			 char *msg, size_t cap);
 /* close_base false: the device stays open (objects on it leaked). */

@@ -79,7 +79,7 @@ START_TEST(test_workload_key)
 	tv_tb_scenario_free(b);
 	snprintf(text, sizeof(text), "{\"workload\": \"nope\", %s", basic + 1);
 	load(text, -EINVAL, err);
-	ck_assert_str_eq(err, "$.workload: unknown workload 'nope' (known: rendezvous, port)");
+	ck_assert_str_eq(err, "$.workload: unknown workload 'nope' (known: rendezvous, port, gather)");
 	snprintf(text, sizeof(text), "{\"workload\": 3, %s", basic + 1);
 	load(text, -EINVAL, err);
 	ck_assert_ptr_nonnull(strstr(err, "$.workload: must be a workload name"));

@@ -109,6 +109,8 @@ void gw_fill_part(const struct gw_scenario *sc, uint64_t seed, uint32_t node,
 		  uint8_t *part);
 void gw_batch_ids(const struct gw_scenario *sc, uint64_t seed, size_t b,
 		  uint64_t *ids);
+int gw_connect_pair(struct tv_gather_ctx *cc, struct tv_gather_ctx *sc,
+		    uint32_t c, uint32_t s, uint32_t k);
 int gw_setup(struct tv_tb_run *run, void **state_p);
 void gw_progress(struct tv_tb_run *run, void *st, uint32_t node);
 void gw_teardown(struct tv_tb_run *run, void *st);
@@ -131,6 +133,8 @@ void gw_observe(void *ctx, const struct tv_gather_event *ev);
 
 /* hw.c: one node per process on real verbs */
 extern const struct tv_tb_hw_ops gw_hw_ops;
+/* bench.c: tensorverbs bench gather */
+int gw_bench_main(int argc, char **argv, const char *argv0);
 
 /* swarm.c */
 int gw_generate(uint64_t seed, uint32_t without, json_t **sc_p);

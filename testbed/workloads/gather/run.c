@@ -49,10 +49,10 @@ void gw_fill_part(const struct gw_scenario *sc, uint64_t seed, uint32_t node,
 		gw_row(seed, sc, id, part + row * rb);
 }
 
-static int connect_pair(struct gw_runner *r, uint32_t c, uint32_t s,
-			uint32_t k)
+/* Client c's QP k to server s, both ends in this process. */
+int gw_connect_pair(struct tv_gather_ctx *cc, struct tv_gather_ctx *sc,
+		    uint32_t c, uint32_t s, uint32_t k)
 {
-	struct tv_gather_ctx *cc = r->nodes[c].ctx, *sc = r->nodes[s].ctx;
 	struct tv_gather_part_handle h;
 	struct tv_vf_qp_endpoint ec, es;
 	int rc;
@@ -68,6 +68,12 @@ static int connect_pair(struct gw_runner *r, uint32_t c, uint32_t s,
 	if (!rc)
 		rc = tv_gather_qp_connect(cc, s, k, TV_GATHER_CLIENT, &es);
 	return rc;
+}
+
+static int connect_pair(struct gw_runner *r, uint32_t c, uint32_t s,
+			uint32_t k)
+{
+	return gw_connect_pair(r->nodes[c].ctx, r->nodes[s].ctx, c, s, k);
 }
 
 /* The host's reconnect: both ends reset, the server's handle refreshed. */

@@ -7,6 +7,13 @@
 
 #include "gw.h"
 
+#ifdef TV_GW_HW
+static const struct tv_tb_bench benches[] = {
+	{ "gather", "rows/s of RDMA READ gathers between two devices (or "
+	  "the simulator's cost model: --sim)", gw_bench_main },
+};
+#endif
+
 static const char *const keys[] = { "gather", "batches", NULL };
 /* On real verbs too (the "sim" profile is the simulator's alone). */
 static const char *const hw_keys[] = { "gather", "batches", NULL };
@@ -104,6 +111,8 @@ const struct tv_tb_workload_ops tv_gather_workload = {
 	.event_src = "gather",
 	.demo = gw_demo_scenario,
 #ifdef TV_GW_HW
+	.benches = benches,
+	.nbenches = sizeof(benches) / sizeof(benches[0]),
 	.hw = &gw_hw_ops,
 #endif
 };

@@ -433,7 +433,8 @@ static int ph_close(struct tv_tb_hw *hw, void *st)
 	r = tv_port_ctx_destroy(h->ctx);
 	ret = ret ? ret : r;
 	h->ctx = NULL;
-	d = (struct tv_tb_hw_device){ h->cm, h->base, h->dev };
+	d = (struct tv_tb_hw_device){ .cm = h->cm, .base = h->base,
+				      .dev = h->dev };
 	tv_tb_hw_close_device(&d, !ret);
 	h->dev = h->base = NULL;
 	h->cm = NULL;
