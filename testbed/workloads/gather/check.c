@@ -227,9 +227,9 @@ void gw_sim_event(struct tv_tb_run *run, void *st,
 	if (ev->kind == TV_SIM_EV_CQE && ev->status == TV_WC_REM_INV_REQ_ERR) {
 		r->refused_reads++;
 		tv_tb_fail(run, TV_TB_FK_IN_FLIGHT, "invariant: node %u's READ "
-			   "was refused by node %u (REM_INV_REQ_ERR): more READs "
-			   "outstanding than its max_dest_rd_atomic accepts",
-			   ev->node, ev->peer);
+			   "was refused by its server (REM_INV_REQ_ERR): more "
+			   "READs outstanding than the server's "
+			   "max_dest_rd_atomic accepts", ev->node);
 	}
 }
 

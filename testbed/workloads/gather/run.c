@@ -159,10 +159,12 @@ static int connect_all(struct gw_runner *r)
 				if (rc)
 					tv_tb_fail(r->run, TV_TB_FK_RUNNER,
 						   "QP %u from node %u to node "
-						   "%u: %s (%s)", k, c, s,
+						   "%u: %s (%s%s)", k, c, s,
 						   strerror(-rc),
 						   tv_gather_error(
-							   r->nodes[c].ctx));
+							   r->nodes[c].ctx),
+						   tv_gather_error(
+							   r->nodes[s].ctx));
 			}
 	return rc;
 }

@@ -52,7 +52,8 @@ static json_t *gen_gather(struct tv_prng *p, uint32_t nodes, uint64_t *rows_p)
 		json_object_set_new(g, "staging_bytes",
 				    jint(pl * rb * (1 + below(p, 4))));
 	json_object_set_new(g, "qp_timeout", jint(8 + below(p, 8)));
-	json_object_set_new(g, "timeout_ns", jint(1000000000ull));
+	/* Generous: 2000 rows one at a time over a 1 ms link take 2 s. */
+	json_object_set_new(g, "timeout_ns", jint(10000000000ull));
 	*rows_p = rows;
 	return g;
 }
@@ -110,12 +111,18 @@ int gw_generate(uint64_t seed, uint32_t without, json_t **sc_p)
 			    json_string(below(&p, 2) ? "mlx5" : "rxe"));
 	if (!below(&p, 3))
 		json_object_set_new(sim, "qp_op_ns", jint(below(&p, 500)));
+	/* Devices whose READ depth is not quiver's hard-coded 16. */
+	if (!below(&p, 3))
+		json_object_set_new(sim, "max_qp_rd_atom",
+				    jint(8u << below(&p, 5)));
+	/* Six batches of a node, one after another, may take a minute. */
+	json_object_set_new(sim, "deadline_ns", jint(120000000000ull));
 	json_object_set_new(sc, "sim", sim);
 	if (!below(&p, 4))
 		json_object_set_new(sc, "links", json_pack(
 			"[{s:I,s:I,s:I}]", "from", (json_int_t)1, "to",
 			(json_int_t)0, "latency_ns",
-			(json_int_t)tv_tb_gen_log_uniform(&p, 1000, 2000000)));
+			(json_int_t)tv_tb_gen_log_uniform(&p, 1000, 500000)));
 	json_object_set_new(sc, "batches", gen_batches(&p, nodes, rows));
 	rc = tv_tb_swarm_gen_faults(&p, sc, without, 2000000,
 				    &tv_gather_workload);
