@@ -34,6 +34,7 @@ summary() { # area
 summary engine
 summary engine/rendezvous
 summary engine/port
+summary engine/gather
 summary sim
 summary faults
 summary testbed

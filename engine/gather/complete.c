@@ -160,7 +160,7 @@ static void on_error(struct tv_gather_ctx *ctx, struct g_list *l,
 			    l->peer, l->qp, tv_vf_wc_status_str(status));
 	g_qp_fail(ctx, l->peer, l->qp, st);
 	ctx->op.rr[l->first + entry].status = st;
-	if (l->fail_from == l->n) {
+	if (entry < l->fail_from) {
 		/* The first failure of this attempt names the cause. */
 		l->fail_from = entry;
 		l->cause = status == TV_WC_WR_FLUSH_ERR && q->cause ? q->cause :
@@ -183,6 +183,10 @@ static void on_wc(struct tv_gather_ctx *ctx, const struct tv_vf_wc *wc)
 	if (!l->inflight || entry >= l->posted_n)
 		return;
 	q = &ctx->peers[l->peer].cli[l->qp];
+	/* A flush from the QP an earlier attempt of this list was refused
+	 * on (post_refused): that attempt is accounted for already. */
+	if (wc->qp_num != q->qp->qp_num)
+		return;
 	/* mlx5 frees slots up to the polled WQE, signaled or in error. */
 	if (l->qp_seq0 + entry + 1 > q->reclaimed_wrs)
 		q->reclaimed_wrs = l->qp_seq0 + entry + 1;

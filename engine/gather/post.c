@@ -129,6 +129,31 @@ static void build_wrs(struct tv_gather_ctx *ctx, struct g_list *l,
 	fiu_do_on("gather/read/error", ctx->wrs[l->n / 2].rkey ^= 0x80);
 }
 
+/*
+ * The device refused (-ENOMEM: the send queue is full) after taking the
+ * first posted_n READs.  Which of those ran is unknown (the unsignaled
+ * ones that did leave no completion), so the QP goes to ERR, which stops
+ * any more placement, and the whole list is read again elsewhere; the
+ * flushes of what it took are not this list's any more (on_wc).
+ */
+static void post_refused(struct tv_gather_ctx *ctx, uint32_t li, int ret)
+{
+	struct g_list *l = &ctx->op.lists[li];
+	struct g_qp *q = &ctx->peers[l->peer].cli[l->qp];
+	struct tv_vf_qp_attr a = { .qp_state = TV_QPS_ERR };
+
+	ctx->st.post_failures++;
+	g_set_error(ctx, "post_send of %u READs on QP %u to node %u: %s "
+		    "(%llu slots held of %u)", l->n, l->qp, l->peer,
+		    strerror(-ret), (unsigned long long)g_sq_used(q),
+		    ctx->sq_depth);
+	g_qp_fail(ctx, l->peer, l->qp, ret);
+	tv_vf_modify_qp(q->qp, &a, TV_QP_STATE);
+	l->fail_from = 0;
+	l->cause = ret;
+	g_list_finish(ctx, li);
+}
+
 static void post_list(struct tv_gather_ctx *ctx, uint32_t li, uint32_t k)
 {
 	struct g_list *l = &ctx->op.lists[li];
@@ -154,22 +179,7 @@ static void post_list(struct tv_gather_ctx *ctx, uint32_t li, uint32_t k)
 	       l->attempts);
 	if (!ret)
 		return;
-	/* The device refused (-ENOMEM: the send queue is full).  What it
-	 * took flushes once the QP is in error; the rest fail with ret. */
-	ctx->st.post_failures++;
-	g_set_error(ctx, "post_send of %u READs on QP %u to node %u: %s "
-		    "(%llu slots held of %u)", l->n, k, l->peer,
-		    strerror(-ret), (unsigned long long)g_sq_used(q),
-		    ctx->sq_depth);
-	for (uint32_t i = l->posted_n; i < l->n; i++)
-		ctx->op.rr[l->first + i].status = ret;
-	l->fail_from = l->posted_n;
-	l->cause = ret;
-	g_qp_fail(ctx, l->peer, k, ret);
-	struct tv_vf_qp_attr a = { .qp_state = TV_QPS_ERR };
-	tv_vf_modify_qp(q->qp, &a, TV_QP_STATE);
-	if (!l->posted_n)
-		g_list_finish(ctx, li);
+	post_refused(ctx, li, ret);
 }
 
 static bool peer_dead(const struct tv_gather_ctx *ctx, const struct g_peer *p)

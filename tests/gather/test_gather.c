@@ -123,6 +123,26 @@ START_TEST(test_direct_out)
 }
 END_TEST
 
+/* Everything is registered at set-up: with every later registration
+ * failing, gathers (staged, several rounds of the staging slots) work. */
+START_TEST(test_no_registration_on_path)
+{
+	struct tv_gather_config cfg;
+	struct gworld w;
+	uint64_t *ids = uniform_ids(700, 1000, 5);
+	uint8_t *out = calloc(700, 64);
+
+	gfix_config(&cfg);
+	gfix_init(&w, 3, &cfg, NULL);
+	tv_sim_fail_reg_mr(w.sim, 0, 1000000, -ENOMEM);
+	gather_ok(&w, 0, ids, 700, out);
+	gather_ok(&w, 0, ids, 350, out);
+	free(ids);
+	free(out);
+	gfix_fini(&w);
+}
+END_TEST
+
 START_TEST(test_bad_id_refused)
 {
 	struct tv_gather_config cfg;
@@ -328,6 +348,7 @@ static Suite *gather_suite(void)
 
 	tcase_add_loop_test(tc, test_rows_right, 0, 2);
 	tcase_add_test(tc, test_direct_out);
+	tcase_add_test(tc, test_no_registration_on_path);
 	tcase_add_test(tc, test_bad_id_refused);
 	tcase_add_test(tc, test_rereg_retried);
 	tcase_add_test(tc, test_failed_rows_named);
