@@ -9,24 +9,16 @@ cd "$(dirname "$0")/.."
 tv=${TV_BIN:-build-test/cli/tensorverbs}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-ran=0 passed=0 failed=()
+# shellcheck source=ci/sim-runs.sh
+. ci/sim-runs.sh
 for f in scenarios/gather/*.json; do
 	b=$(basename "$f" .json)
 	for profile in mlx5 rxe; do
 		for sort in false true; do
 			jq --arg p "$profile" --argjson s "$sort" \
 				'.sim.profile = $p | .gather.sort = $s' "$f" >"$work/$b.json"
-			for seed in 1 2; do
-				ran=$((ran + 1))
-				if "$tv" run "$work/$b.json" --seed "$seed" --quiet >"$work/out" 2>&1; then
-					passed=$((passed + 1))
-				else
-					failed+=("$b/$profile/sort=$sort/seed $seed")
-					cat "$work/out"
-				fi
-			done
+			sim_run "$b/$profile/sort=$sort" "$work/$b.json"
 		done
 	done
 done
-echo "gather-sim: ${ran} gather scenario runs on the simulator, ${passed} passed"
-[ "${#failed[@]}" = 0 ] || { echo "gather-sim: failed: ${failed[*]}" >&2; exit 1; }
+sim_report gather-sim "gather scenario"

@@ -9,24 +9,16 @@ cd "$(dirname "$0")/.."
 tv=${TV_BIN:-build-test/cli/tensorverbs}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-ran=0 passed=0 failed=()
+# shellcheck source=ci/sim-runs.sh
+. ci/sim-runs.sh
 for f in scenarios/port/*.json; do
 	b=$(basename "$f" .json)
 	for mode in atomic write_imm; do
 		for pl in in_order random8 block128; do
 			jq --arg m "$mode" --arg p "$pl" \
 				'.port.signal = $m | .sim.placement = $p' "$f" >"$work/$b.json"
-			for seed in 1 2; do
-				ran=$((ran + 1))
-				if "$tv" run "$work/$b.json" --seed "$seed" --quiet >"$work/out" 2>&1; then
-					passed=$((passed + 1))
-				else
-					failed+=("$b/$mode/$pl/seed $seed")
-					cat "$work/out"
-				fi
-			done
+			sim_run "$b/$mode/$pl" "$work/$b.json"
 		done
 	done
 done
-echo "port-sim: ${ran} port scenario runs on the simulator, ${passed} passed"
-[ "${#failed[@]}" = 0 ] || { echo "port-sim: failed: ${failed[*]}" >&2; exit 1; }
+sim_report port-sim "port scenario"

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <fiu.h>
 #include <fiu-control.h>
@@ -158,6 +159,29 @@ void tv_tb_hw_close_device(struct tv_tb_hw_device *d, bool close_base)
 	d->dev = d->base = NULL;
 	tv_cm_destroy(d->cm);
 	d->cm = NULL;
+}
+
+size_t tv_tb_times_add(uint64_t *times, size_t n, uint64_t t)
+{
+	size_t k = 0;
+
+	while (k < n && times[k] < t)
+		k++;
+	if (k < n && times[k] == t)
+		return n;
+	memmove(times + k + 1, times + k, (n - k) * sizeof(*times));
+	times[k] = t;
+	return n + 1;
+}
+
+void tv_tb_hw_sleep_device(struct tv_vf_device *dev, uint64_t until_ns,
+			   struct pollfd *extra, unsigned nextra)
+{
+	struct timespec ts = { 0, 20000 };
+
+	/* A device without a completion channel: a short nap. */
+	if (tv_vf_wait_fds(dev, until_ns, extra, nextra) == -EOPNOTSUPP)
+		nanosleep(&ts, NULL);
 }
 
 void tv_tb_hw_set_device_name(struct tv_tb_hw *hw, const char *name)

@@ -21,15 +21,10 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-if [ -z "${RXE_DEV1:-}" ]; then
-	if [ -z "${TV_BIN:-}" ]; then
-		bash "$repo/ci/build-cli.sh" "$repo/build-bench" Release
-	fi
-	exec bash "$here/vm.sh" --devices 2 --mem 2048 --pin --env BENCH_ROUNDS \
-		--env BENCH_TOTAL --env BENCH_READ_ITERS --env TV_BIN \
-		--timeout "${RXE_BENCH_VM_TIMEOUT:-1500}" -- \
-		bash "$here/bench-gather.sh" "$@"
-fi
+# shellcheck source=ci/rxe/bench-lib.sh
+. "$here/bench-lib.sh"
+bench_in_vm "$here/bench-gather.sh" 1500 BENCH_ROUNDS BENCH_TOTAL \
+	BENCH_READ_ITERS -- "$@"
 
 tv=${TV_BIN:-$repo/build-bench/cli/tensorverbs}
 [ -x "$tv" ] || { echo "bench: no $tv (build it, or set TV_BIN)" >&2; exit 2; }
@@ -41,8 +36,6 @@ trap 'rm -rf "$work"' EXIT
 for t in ib_read_bw ss; do
 	command -v "$t" >/dev/null || { echo "bench: $t not found (perftest, iproute2)" >&2; exit 2; }
 done
-# shellcheck source=ci/rxe/bench-lib.sh
-. "$here/bench-lib.sh"
 
 # ib_read_bw's own depth: as many READs in flight per QP as the device
 # allows (-o), 128 on rxe; the engine keeps 2 post lists of 128.

@@ -1,6 +1,21 @@
-# Shared by the benchmarks in the rxe VM (bench.sh, bench-port.sh):
-# perftest between the VM's two devices, and reading its tables.
-# Sourced; needs RXE_DEV0/1, RXE_GID0/1, RXE_IP1 (ci/rxe/vm.sh sets them).
+# Shared by the benchmarks in the rxe VM (bench.sh, bench-port.sh,
+# bench-gather.sh): booting the VM, perftest between its two devices, and
+# reading perftest's tables.  Sourced; inside the VM, needs RXE_DEV0/1,
+# RXE_GID0/1, RXE_IP1 (ci/rxe/vm.sh sets them).
+
+# bench_in_vm SCRIPT TIMEOUT_S [ENV ...] -- [ARGS ...]: outside the VM, build
+# the Release CLI (unless TV_BIN names one) and run SCRIPT in a VM with two
+# rxe devices, passing those environment variables; inside it, return.
+bench_in_vm() {
+	local script=$1 timeout=$2 envs=(--env TV_BIN)
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=(--env "$1"); shift; done
+	[ $# -gt 0 ] && shift
+	[ -z "${RXE_DEV1:-}" ] || return 0
+	[ -n "${TV_BIN:-}" ] || bash "$repo/ci/build-cli.sh" "$repo/build-bench" Release
+	exec bash "$here/vm.sh" --devices 2 --mem 2048 --pin "${envs[@]}" \
+		--timeout "${RXE_BENCH_VM_TIMEOUT:-$timeout}" -- bash "$script" "$@"
+}
 
 wait_listen() { # wait_listen PORT PID
 	local i

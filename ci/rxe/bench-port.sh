@@ -25,16 +25,10 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-if [ -z "${RXE_DEV1:-}" ]; then
-	if [ -z "${TV_BIN:-}" ]; then
-		bash "$repo/ci/build-cli.sh" "$repo/build-bench" Release
-	fi
-	exec bash "$here/vm.sh" --devices 2 --mem 2048 --pin --env BENCH_SIZES \
-		--env BENCH_BYTES --env BENCH_LAT_ITERS --env BENCH_LAT_ROUNDS \
-		--env BENCH_BW_ROUNDS \
-		--env TV_BIN --timeout "${RXE_BENCH_VM_TIMEOUT:-1200}" -- \
-		bash "$here/bench-port.sh" "$@"
-fi
+# shellcheck source=ci/rxe/bench-lib.sh
+. "$here/bench-lib.sh"
+bench_in_vm "$here/bench-port.sh" 1200 BENCH_SIZES BENCH_BYTES \
+	BENCH_LAT_ITERS BENCH_LAT_ROUNDS BENCH_BW_ROUNDS -- "$@"
 
 tv=${TV_BIN:-$repo/build-bench/cli/tensorverbs}
 [ -x "$tv" ] || { echo "bench: no $tv (build it, or set TV_BIN)" >&2; exit 2; }
@@ -48,8 +42,6 @@ trap 'rm -rf "$work"' EXIT
 for t in ib_write_bw ib_write_lat ib_atomic_lat ss; do
 	command -v "$t" >/dev/null || { echo "bench: $t not found (perftest, iproute2)" >&2; exit 2; }
 done
-# shellcheck source=ci/rxe/bench-lib.sh
-. "$here/bench-lib.sh"
 
 port=18890
 for ((r = 0; r < rounds; r++)); do

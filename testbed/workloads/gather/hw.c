@@ -284,11 +284,9 @@ static void gh_sleep(struct tv_tb_hw *hw, void *st, uint64_t until_ns,
 		     struct pollfd *extra, unsigned nextra)
 {
 	struct gh *h = st;
-	struct timespec ts = { 0, 20000 };
 
 	(void)hw;
-	if (tv_vf_wait_fds(h->d.dev, until_ns, extra, nextra) == -EOPNOTSUPP)
-		nanosleep(&ts, NULL);
+	tv_tb_hw_sleep_device(h->d.dev, until_ns, extra, nextra);
 }
 
 static int gh_times(struct tv_tb_hw *hw, void *st, uint64_t **times_p,
@@ -301,18 +299,8 @@ static int gh_times(struct tv_tb_hw *hw, void *st, uint64_t **times_p,
 	(void)hw;
 	if (!t)
 		return -ENOMEM;
-	for (size_t i = 0; i < h->sc->nbatches; i++) {
-		uint64_t s = h->sc->batches[i].at_ns;
-		size_t k = 0;
-
-		while (k < n && t[k] < s)
-			k++;
-		if (k < n && t[k] == s)
-			continue;
-		memmove(t + k + 1, t + k, (n - k) * sizeof(*t));
-		t[k] = s;
-		n++;
-	}
+	for (size_t i = 0; i < h->sc->nbatches; i++)
+		n = tv_tb_times_add(t, n, h->sc->batches[i].at_ns);
 	*times_p = t;
 	*n_p = n;
 	return 0;

@@ -337,16 +337,12 @@ static void ph_sleep(struct tv_tb_hw *hw, void *st, uint64_t until_ns,
 		     struct pollfd *extra, unsigned nextra)
 {
 	struct ph *h = st;
-	struct timespec ts = { 0, 20000 };
-	int ret;
 
 	if (ph_tasks_running(h) || !tv_port_proxy_idle(h->proxy)) {
 		sched_yield();
 		return;
 	}
-	ret = tv_vf_wait_fds(h->dev, until_ns, extra, nextra);
-	if (ret == -EOPNOTSUPP)
-		nanosleep(&ts, NULL);
+	tv_tb_hw_sleep_device(h->dev, until_ns, extra, nextra);
 }
 
 static int ph_times(struct tv_tb_hw *hw, void *st, uint64_t **times_p,
@@ -358,18 +354,8 @@ static int ph_times(struct tv_tb_hw *hw, void *st, uint64_t **times_p,
 
 	if (!t)
 		return -ENOMEM;
-	for (size_t i = 0; i < h->sc->nprogs; i++) {
-		uint64_t s = h->sc->progs[i].start_ns;
-		size_t k = 0;
-
-		while (k < n && t[k] < s)
-			k++;
-		if (k < n && t[k] == s)
-			continue;
-		memmove(t + k + 1, t + k, (n - k) * sizeof(*t));
-		t[k] = s;
-		n++;
-	}
+	for (size_t i = 0; i < h->sc->nprogs; i++)
+		n = tv_tb_times_add(t, n, h->sc->progs[i].start_ns);
 	*times_p = t;
 	*n_p = n;
 	return 0;
