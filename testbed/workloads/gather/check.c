@@ -38,6 +38,27 @@ static void trace_event(struct gw_node *n, const struct tv_gather_event *ev)
 	tv_tb_trace_emit(n->r->run, line);
 }
 
+/*
+ * A client QP may keep at most as many READs outstanding as its server's
+ * QP accepts: what it negotiated (ev->n) against what the server says.
+ * On rxe an excess is accepted silently, so this is the check that sees
+ * it there.
+ */
+static void check_rd_atomic(struct gw_runner *r,
+			    const struct tv_gather_event *ev)
+{
+	struct tv_gather_part_handle h;
+
+	if (ev->peer >= r->sc->nodes || !r->nodes[ev->peer].ctx)
+		return;
+	tv_gather_part_handle(r->nodes[ev->peer].ctx, &h);
+	if (ev->n > h.max_dest_rd_atomic)
+		tv_tb_fail(r->run, TV_TB_FK_IN_FLIGHT, "invariant: node %u's QP "
+			   "%u to node %u may keep %u READs outstanding; the "
+			   "server accepts %u (max_dest_rd_atomic)", ev->node,
+			   ev->qp, ev->peer, ev->n, h.max_dest_rd_atomic);
+}
+
 void gw_observe(void *ctx, const struct tv_gather_event *ev)
 {
 	struct gw_node *n = ctx;
@@ -48,6 +69,8 @@ void gw_observe(void *ctx, const struct tv_gather_event *ev)
 		trace_event(n, ev);
 	if (ev->kind == TV_GATHER_EV_END && n->running)
 		r->runs[n->running - 1].ends++;
+	if (ev->kind == TV_GATHER_EV_QP_UP)
+		check_rd_atomic(r, ev);
 	/* At once, before the flushes it causes are reported. */
 	if (ev->kind == TV_GATHER_EV_POST && ev->status)
 		tv_tb_fail(r->run, TV_TB_FK_IN_FLIGHT, "invariant: node %u: "
