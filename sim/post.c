@@ -205,12 +205,30 @@ static int post_one_send(struct tv_sim *sim, struct sim_qp *qp,
 	return 0;
 }
 
+/*
+ * post_ns: this call's doorbell.  Calls of a node are one after another
+ * (one poster); its WRs may leave once it is over.
+ */
+static void post_doorbell(struct tv_sim *sim, struct sim_qp *qp)
+{
+	struct sim_node *n = qp->node;
+	uint64_t start = n->post_done_ns > sim->now_ns ? n->post_done_ns :
+							 sim->now_ns;
+
+	n->post_done_ns = start + sim->cfg.post_ns;
+	if (qp->op_next_ns < n->post_done_ns)
+		qp->op_next_ns = n->post_done_ns;
+}
+
 int sim_op_post_send(struct tv_vf_qp *qp, struct tv_vf_send_wr *wr,
 		     struct tv_vf_send_wr **bad_wr_p)
 {
 	struct sim_qp *sqp = to_sim_qp(qp);
+	struct tv_sim *sim = sqp->node->sim;
 	int ret;
 
+	if (sim->cfg.post_ns && wr && qp->state == TV_QPS_RTS)
+		post_doorbell(sim, sqp);
 	for (; wr; wr = wr->next) {
 		ret = post_one_send(sqp->node->sim, sqp, wr);
 		if (ret) {

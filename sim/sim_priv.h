@@ -233,6 +233,7 @@ struct sim_node {
 	struct tv_sim *sim;
 	uint32_t id;
 	struct tv_prng prng; /* keys, PSNs */
+	uint64_t post_done_ns; /* post_ns: when the last post_send call ends */
 
 	struct sim_list pds;
 	struct sim_list mrs;

@@ -147,7 +147,8 @@ int sim_xfer_transmit(struct tv_sim *sim, struct sim_qp *qp)
 		if (sim_is_rd_atomic(swr->opcode) &&
 		    qp->rd_out >= qp->attr.max_rd_atomic)
 			return 0;
-		if (sim->cfg.qp_op_ns && sim->now_ns < qp->op_next_ns)
+		if ((sim->cfg.qp_op_ns || sim->cfg.post_ns) &&
+		    sim->now_ns < qp->op_next_ns)
 			return tx_wake_arm(sim, qp);
 		ret = xfer_transmit_one(sim, qp, peer);
 		if (ret)

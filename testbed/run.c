@@ -234,6 +234,7 @@ static int create_sim(struct tv_tb_run *r)
 	cfg.placement = sc->placement;
 	cfg.profile = sc->profile;
 	cfg.qp_op_ns = sc->qp_op_ns;
+	cfg.post_ns = sc->post_ns;
 	cfg.max_qp_rd_atom = (uint32_t)sc->max_qp_rd_atom;
 	cfg.max_qp_init_rd_atom = (uint32_t)sc->max_qp_rd_atom;
 	cfg.no_atomics = sc->no_atomics;

@@ -40,7 +40,7 @@ static const char *const link_override_keys[] = {
 };
 static const char *const sim_keys[] = {
 	"jitter_ns_max", "deadline_ns", "max_events", "placement", "atomics",
-	"profile", "qp_op_ns", "max_qp_rd_atom", NULL
+	"profile", "qp_op_ns", "post_ns", "max_qp_rd_atom", NULL
 };
 static const char *const late_keys[] = { "node", "start_ns", NULL };
 
@@ -164,6 +164,8 @@ static int parse_sim(struct tv_ju *jc, json_t *root, struct tv_tb_scenario *sc)
 	    tv_ju_get_bool(jc, "$.sim", sim, "atomics", true, &atomics) ||
 	    tv_ju_get_uint(jc, "$.sim", sim, "qp_op_ns", 0, SC_MAX_QP_OP_NS,
 			   &sc->qp_op_ns) ||
+	    tv_ju_get_uint(jc, "$.sim", sim, "post_ns", 0, SC_MAX_QP_OP_NS,
+			   &sc->post_ns) ||
 	    tv_ju_get_uint(jc, "$.sim", sim, "max_qp_rd_atom", 0, 128,
 			   &sc->max_qp_rd_atom) ||
 	    parse_placement(jc, sim, &sc->placement) ||

@@ -53,6 +53,7 @@ struct tv_tb_scenario {
 	enum tv_sim_placement placement; /* inside one RDMA write */
 	enum tv_sim_profile profile; /* the device the nodes behave like */
 	uint64_t qp_op_ns;         /* a QP's requests: at most one per this */
+	uint64_t post_ns;          /* a node's post_send calls: one per this */
 	/* The device's max_qp_rd_atom and max_qp_init_rd_atom (0: the
 	 * profile's): a device whose initiator depth is not 16. */
 	uint64_t max_qp_rd_atom;

@@ -53,7 +53,7 @@ for ((r = 0; r < rounds; r++)); do
 			cat "$work/read.$q.$r"
 	done
 done
-echo "---- the simulator's model (mlx5 profile, a 250 ns per-QP message cost, 100 Gb/s, 1 us)"
+echo "---- the simulator's model (mlx5 profile, 250 ns a QP message, 500 ns a post_send call, 100 Gb/s, 1 us)"
 "$tv" bench gather --sim --total "$total" | tee "$work/sim"
 
 most() { sort -g | tail -1; }

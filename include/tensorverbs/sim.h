@@ -119,6 +119,13 @@ struct tv_sim_config {
 	 * bandwidth).  0 = none.
 	 */
 	uint64_t qp_op_ns;
+	/*
+	 * One ibv_post_send call on a node: its doorbell and the poster's
+	 * CPU, serialized per node.  The WRs of a call leave no earlier than
+	 * the end of their call's post_ns, so a list of 128 pays it once
+	 * where 128 single posts pay it 128 times.  0 = none.
+	 */
+	uint64_t post_ns;
 };
 
 void tv_sim_config_default(struct tv_sim_config *cfg);

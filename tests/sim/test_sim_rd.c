@@ -764,30 +764,37 @@ static void many_fini(struct many *m)
  * QPs, all posted at 0 one at a time; the virtual time when the last
  * completes.
  */
-static uint64_t many_run(const struct tv_sim_config *cfg, uint32_t nqp,
-			 enum tv_vf_wr_opcode op, uint32_t len, uint32_t nwr)
+/* nwr WRs posted in calls of chain WRs each, call k on QP k % nqp. */
+static uint64_t many_run_chained(const struct tv_sim_config *cfg,
+				 uint32_t nqp, enum tv_vf_wr_opcode op,
+				 uint32_t len, uint32_t nwr, uint32_t chain)
 {
 	struct tv_vf_wc wc[64];
+	struct tv_vf_sge sge[MANY_WRS];
+	struct tv_vf_send_wr wr[MANY_WRS], *bad = NULL;
 	struct many m;
 	uint32_t done = 0;
 	uint64_t t;
 	int n;
 
+	ck_assert_uint_le(nwr, MANY_WRS);
 	many_init(&m, cfg, nqp);
 	for (uint32_t i = 0; i < nwr; i++) {
-		struct tv_vf_sge sge = {
+		sge[i] = (struct tv_vf_sge){
 			(uint64_t)(uintptr_t)m.buf[0], len, m.mr[0]->lkey,
 		};
-		struct tv_vf_send_wr wr = {
-			.wr_id = i, .sg_list = &sge, .num_sge = 1,
+		wr[i] = (struct tv_vf_send_wr){
+			.wr_id = i, .sg_list = &sge[i], .num_sge = 1,
 			.opcode = op, .send_flags = TV_SEND_SIGNALED,
 			.remote_addr = (uint64_t)(uintptr_t)m.buf[1],
 			.rkey = m.mr[1]->rkey,
-		}, *bad = NULL;
-
-		ck_assert_int_eq(tv_vf_post_send(m.qp[0][i % nqp], &wr, &bad),
-				 0);
+			.next = (i + 1) % chain && i + 1 < nwr ? &wr[i + 1] :
+								  NULL,
+		};
 	}
+	for (uint32_t k = 0; k * chain < nwr; k++)
+		ck_assert_int_eq(tv_vf_post_send(m.qp[0][k % nqp],
+						 &wr[k * chain], &bad), 0);
 	ck_assert_int_eq(tv_sim_run(m.sim, 0, 0), 0);
 	t = tv_sim_now_ns(m.sim);
 	while ((n = tv_vf_poll_cq(m.cq[0], 64, wc)) > 0)
@@ -796,6 +803,12 @@ static uint64_t many_run(const struct tv_sim_config *cfg, uint32_t nqp,
 	ck_assert_uint_eq(done, nwr);
 	many_fini(&m);
 	return t;
+}
+
+static uint64_t many_run(const struct tv_sim_config *cfg, uint32_t nqp,
+			 enum tv_vf_wr_opcode op, uint32_t len, uint32_t nwr)
+{
+	return many_run_chained(cfg, nqp, op, len, nwr, 1);
 }
 
 /*
@@ -842,6 +855,35 @@ START_TEST(test_qp_op_ns_link_bound)
 	 * 100 of latency, 100 for the ACK. */
 	ck_assert_uint_eq(one, 64 * 1000 + 200);
 	ck_assert_uint_eq(eight, one);
+}
+END_TEST
+
+/*
+ * post_ns: one post_send call's doorbell, one after another on a node.
+ * 1024 small writes over 8 QPs (no other limit, a fast link; writes, so
+ * that max_rd_atomic does not pace them): one a call pays 1024
+ * doorbells, lists of 128 pay 8.
+ */
+START_TEST(test_post_ns_lists)
+{
+	struct tv_sim_config cfg;
+	uint64_t singles, lists, free_run;
+
+	cfg_test(&cfg);
+	cfg.link.latency_ns = 100;
+	cfg.link.bytes_per_sec = 0;
+	cfg.post_ns = 400;
+	singles = many_run_chained(&cfg, MANY_QPS, TV_WR_RDMA_WRITE, 8,
+				   MANY_WRS, 1);
+	lists = many_run_chained(&cfg, MANY_QPS, TV_WR_RDMA_WRITE, 8,
+				 MANY_WRS, 128);
+	/* The last call ends at 1024 x 400 (8 x 400), then a round trip. */
+	ck_assert_uint_eq(singles, 1024 * 400 + 200);
+	ck_assert_uint_eq(lists, 8 * 400 + 200);
+	cfg.post_ns = 0;
+	free_run = many_run_chained(&cfg, MANY_QPS, TV_WR_RDMA_WRITE, 8,
+				    MANY_WRS, 1);
+	ck_assert_uint_eq(free_run, 200);
 }
 END_TEST
 
@@ -905,6 +947,7 @@ static Suite *rd_suite(void)
 	tcase_add_test(tc, test_misaligned_atomic_profiles);
 	tcase_add_test(tc, test_zero_length_bad_rkey_profiles);
 	tcase_add_test(tc, test_qp_op_ns_message_rate);
+	tcase_add_test(tc, test_post_ns_lists);
 	tcase_add_test(tc, test_qp_op_ns_link_bound);
 	tcase_add_test(tc, test_qp_op_ns_deterministic);
 	suite_add_tcase(s, tc);

@@ -25,16 +25,18 @@
 static const char bench_usage[] =
 	"usage: tensorverbs bench gather [--rows N] [--row-bytes B]\n"
 	"           [--batch N] [--total N] [--sim] [--qp-op-ns N]\n"
-	"           [--link-bps N] [--latency-ns N] [--timeout S]\n"
+	"           [--post-ns N] [--link-bps N] [--latency-ns N]\n"
+	"           [--timeout S]\n"
 	"  Gathers of --batch rows (default 16384) of --row-bytes (2048) from\n"
 	"  a server of --rows (131072) until --total rows (262144) were read,\n"
 	"  per configuration: 8 QPs with post lists of 128 (quiver's), 1 QP,\n"
 	"  post lists of 1, and sorted ids.  Real verbs: node 0 on $RXE_IP0's\n"
 	"  device, node 1 on $RXE_IP1's (or --addr0/--addr1 ADDR:PORT).\n"
 	"  --sim: the same in the simulator (mlx5 profile), with a per-QP\n"
-	"  message cost of --qp-op-ns (default 250), a link of --link-bps\n"
-	"  bytes/s (default 12.5e9) and --latency-ns (default 1000); rows/s\n"
-	"  in virtual time.\n";
+	"  message cost of --qp-op-ns (default 250), a post_send cost of\n"
+	"  --post-ns a node (default 500), a link of --link-bps bytes/s\n"
+	"  (default 12.5e9) and --latency-ns (default 1000); rows/s in\n"
+	"  virtual time.\n";
 
 struct gb_config {
 	const char *name;
@@ -61,6 +63,7 @@ struct gb_opts {
 	uint64_t total;
 	bool sim;
 	uint64_t qp_op_ns;
+	uint64_t post_ns;
 	uint64_t link_bps;
 	uint64_t latency_ns;
 	uint64_t timeout_ns;
@@ -104,6 +107,7 @@ static int open_devices(struct gb *b)
 		sc.link.bytes_per_sec = b->o->link_bps;
 		sc.link.latency_ns = b->o->latency_ns;
 		sc.qp_op_ns = b->o->qp_op_ns;
+		sc.post_ns = b->o->post_ns;
 		ret = tv_sim_create(&sc, &b->sim);
 		for (int i = 0; !ret && i < 2; i++)
 			b->d[i].dev = b->d[i].base = tv_sim_device(b->sim, i);
@@ -250,6 +254,7 @@ static int parse_opts(struct gb_opts *o, int argc, char **argv)
 	o->batch = 16384;
 	o->total = 262144;
 	o->qp_op_ns = 250;
+	o->post_ns = 500;
 	o->link_bps = 12500000000ull;
 	o->latency_ns = 1000;
 	o->timeout_ns = 600ull * 1000000000ull;
@@ -286,6 +291,8 @@ static int parse_opts(struct gb_opts *o, int argc, char **argv)
 			o->total = n;
 		} else if (num && !strcmp(k, "--qp-op-ns")) {
 			o->qp_op_ns = n;
+		} else if (num && !strcmp(k, "--post-ns")) {
+			o->post_ns = n;
 		} else if (num && !strcmp(k, "--link-bps")) {
 			o->link_bps = n;
 		} else if (num && !strcmp(k, "--latency-ns")) {

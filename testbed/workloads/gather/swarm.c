@@ -111,6 +111,8 @@ int gw_generate(uint64_t seed, uint32_t without, json_t **sc_p)
 			    json_string(below(&p, 2) ? "mlx5" : "rxe"));
 	if (!below(&p, 3))
 		json_object_set_new(sim, "qp_op_ns", jint(below(&p, 500)));
+	if (!below(&p, 3))
+		json_object_set_new(sim, "post_ns", jint(below(&p, 1000)));
 	/* Devices whose READ depth is not quiver's hard-coded 16. */
 	if (!below(&p, 3))
 		json_object_set_new(sim, "max_qp_rd_atom",
