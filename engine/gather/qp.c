@@ -141,9 +141,14 @@ int tv_gather_qp_connect(struct tv_gather_ctx *ctx, uint32_t peer,
 	if (!ret)
 		ret = tv_vf_connect_qp(*q, &cc, &local, remote);
 	if (ret) {
-		g_set_error(ctx, "connecting %s QP %u of peer %u: %s",
+		/* modify_qp says only EINVAL: name what we asked for. */
+		g_set_error(ctx, "connecting %s QP %u of peer %u (max_rd_atomic "
+			    "%u, max_dest_rd_atomic %u; the device allows %u "
+			    "and %u): %s",
 			    role == TV_GATHER_CLIENT ? "client" : "server", qp,
-			    peer, strerror(-ret));
+			    peer, cc.max_rd_atomic, cc.max_dest_rd_atomic,
+			    ctx->attr.max_qp_init_rd_atom,
+			    ctx->attr.max_qp_rd_atom, strerror(-ret));
 		return ret;
 	}
 	if (role == TV_GATHER_CLIENT) {
