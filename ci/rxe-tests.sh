@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 t0=$(date +%s)
 bash ci/install-deps.sh librdmacm-dev libibverbs-dev rdma-core ibverbs-providers fiu-utils \
-	qemu-system-x86 xz-utils cpio kmod busybox-static iproute2 jq bc
+	qemu-system-x86 xz-utils cpio kmod busybox-static iproute2 jq bc libxml2-utils
 build="build-rxe-tests"
 out=$PWD/$build/out
 bash ci/build-cli.sh "$build" RelWithDebInfo
@@ -35,6 +35,14 @@ rc=${PIPESTATUS[0]}
 set -e
 line=$(grep -E '^rxe: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$out/../rxe-tests.log" | tail -1 || true)
 grep -E '^rxe: (port|gather) scenarios' "$out/../rxe-tests.log" | tail -2 | sed 's/^rxe:/rxe-tests:/' || true
+# The suite's JUnit XML, checked: well-formed, one test case per test.
+if [ -f "$out/junit.xml" ] && xmllint --noout "$out/junit.xml"; then
+	cp "$out/junit.xml" "$build/rxe-junit.xml"
+	echo "rxe-tests: JUnit XML in $build/rxe-junit.xml ($(xmllint --xpath 'count(//testcase)' "$out/junit.xml") test cases)"
+else
+	echo "rxe-tests: no well-formed JUnit XML from the suite" >&2
+	[ "$rc" != 0 ] || rc=1
+fi
 if [ -n "$line" ]; then
 	read -r _ p _ f _ s _ <<<"$line"
 	echo "rxe-tests: $((p + f)) rxe tests ran, $p passed, $f failed, $s skipped ($(($(date +%s) - t0)) s in all)"

@@ -29,6 +29,8 @@ static const char run_usage[] =
 	"  --trace FILE   write every event to FILE as JSON Lines, for\n"
 	"                 `tensorverbs replay` and `tensorverbs show`\n"
 	"  --verbose, -v  print every workload and simulator event\n"
+	"  --json FILE    the result as JSON (docs/results.md)\n"
+	"  --junit FILE   the result as JUnit XML: one test case\n"
 	"  --help, -h     this text\n"
 	"\n"
 	"exit status: 0 all checks held, 1 a check failed, 2 bad usage or\n"
@@ -45,6 +47,8 @@ struct run_args {
 	bool print_hash;
 	bool verbose;
 	const char *trace_file;
+	const char *json_file;
+	const char *junit_file;
 	const char *faults;        /* --faults PLAN, as given */
 	const char *breakage;      /* TV_BREAK, or NULL */
 };
@@ -58,6 +62,8 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 		{ "trace", required_argument, NULL, 'T' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "faults", required_argument, NULL, 'F' },
+		{ "json", required_argument, NULL, 'J' },
+		{ "junit", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -81,6 +87,8 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 		case 'T': a->trace_file = optarg; break;
 		case 'v': a->verbose = true; break;
 		case 'F': a->faults = optarg; break;
+		case 'J': a->json_file = optarg; break;
+		case 'U': a->junit_file = optarg; break;
 		case 'h': fputs(run_usage, stdout); return 1;
 		default: fputs(run_usage, stderr); return -EINVAL;
 		}
@@ -93,22 +101,79 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 	return 0;
 }
 
-static void print_repro(const char *argv0, const struct run_args *a,
-			uint64_t seed)
+/* The command that reproduces the run (malloc'd), or NULL. */
+static char *repro_command(const char *argv0, const struct run_args *a,
+			   uint64_t seed)
 {
-	fprintf(stderr, "reproduce: ");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
 	if (a->breakage)
-		fprintf(stderr, "TV_BREAK=%s ", a->breakage);
-	fprintf(stderr, "%s run", argv0);
+		fprintf(f, "TV_BREAK=%s ", a->breakage);
+	fprintf(f, "%s run", argv0);
 	if (a->file) {
-		fputc(' ', stderr);
-		cli_put_shell_word(stderr, a->file);
+		fputc(' ', f);
+		cli_put_shell_word(f, a->file);
 	}
 	if (a->faults) {
-		fputs(" --faults ", stderr);
-		cli_put_shell_word(stderr, a->faults);
+		fputs(" --faults ", f);
+		cli_put_shell_word(f, a->faults);
 	}
-	fprintf(stderr, " --seed %" PRIu64 "\n", seed);
+	fprintf(f, " --seed %" PRIu64, seed);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* --json and --junit: 0, or -errno (printed). */
+static int write_results(const struct run_args *a, const struct tv_tb_run *run,
+			 const char *repro)
+{
+	const struct tv_tb_failures *fl = tv_tb_run_failures(run);
+	const struct tv_tb_scenario *sc = tv_tb_run_scenario(run);
+	char name[512], text[4096];
+	struct tv_tb_junit_case c = { .classname = "tensorverbs.run" };
+	json_t *o;
+	size_t used = 0;
+	int rc = 0;
+
+	if (a->json_file) {
+		o = tv_tb_run_result_json(run, repro);
+		rc = tv_tb_json_write(a->json_file, o);
+		json_decref(o);
+		if (rc)
+			fprintf(stderr, "tensorverbs run: cannot write %s: %s\n",
+				a->json_file, strerror(-rc));
+	}
+	if (!a->junit_file)
+		return rc;
+	snprintf(name, sizeof(name), "%s (seed %" PRIu64 ")",
+		 tv_tb_scenario_name(sc), tv_tb_run_result(run)->seed);
+	c.name = name;
+	c.time_s = (double)tv_tb_run_result(run)->wall_ns / 1e9;
+	text[0] = 0;
+	for (size_t i = 0; i < fl->count && i < TV_TB_FAILURES_KEPT; i++)
+		used += (size_t)snprintf(text + used, used < sizeof(text) ?
+					 sizeof(text) - used : 0, "%s\n",
+					 fl->msgs[i]);
+	if (fl->count) {
+		c.failure = fl->msgs[0];
+		c.type = tv_tb_fail_kind_name(fl->first);
+		if (used < sizeof(text))
+			snprintf(text + used, sizeof(text) - used,
+				 "reproduce: %s\n", repro ? repro : "?");
+		c.text = text;
+	}
+	rc = tv_tb_junit_write(a->junit_file, "tensorverbs run", &c, 1);
+	if (rc)
+		fprintf(stderr, "tensorverbs run: cannot write %s: %s\n",
+			a->junit_file, strerror(-rc));
+	return rc;
 }
 
 /* The scenario (or the default workload's demo), its --faults applied. */
@@ -183,6 +248,7 @@ int cli_run(int argc, char **argv, const char *argv0)
 	struct tv_tb_run_opts opts;
 	struct tv_tb_run *run = NULL;
 	struct tv_tb_scenario *sc;
+	char *repro;
 	bool failed;
 	int rc = parse_run_args(argc, argv, &a), trace_rc, exit_code;
 
@@ -206,11 +272,13 @@ int cli_run(int argc, char **argv, const char *argv0)
 	failed = rc || tv_tb_run_result(run)->failures;
 	if (!a.quiet || failed)
 		printf("result      %s\n", failed ? "FAIL" : "PASS");
+	repro = repro_command(argv0, &a, opts.seed);
 	if (failed)
-		print_repro(argv0, &a, opts.seed);
+		fprintf(stderr, "reproduce: %s\n", repro ? repro : "?");
 	exit_code = failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-	if (trace_rc)
+	if (trace_rc || (run && write_results(&a, run, failed ? repro : NULL)))
 		exit_code = CLI_EXIT_USAGE;
+	free(repro);
 	tv_tb_run_free(run);
 free_scenario:
 	tv_tb_scenario_free(sc);

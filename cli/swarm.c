@@ -16,7 +16,7 @@
 static const char swarm_usage[] =
 	"usage: tensorverbs swarm --seeds N [--jobs J] [--first S] [--out DIR]\n"
 	"                         [--keep-going] [--without POINT,...]\n"
-	"                         [--workload NAME]\n"
+	"                         [--workload NAME] [--json FILE] [--junit FILE]\n"
 	"\n"
 	"Swarm testing: seed S draws a scenario of one of the workloads (its\n"
 	"generator draws nodes, sizes, orders, links: docs/swarm.md) and a\n"
@@ -34,11 +34,20 @@ static const char swarm_usage[] =
 	"  --without P[,P...]  never arm these fault points (tensorverbs faults)\n"
 	"  --workload W   only this workload's scenarios (default: every\n"
 	"                 workload with a generator)\n"
+	"  --json FILE    the result as JSON (docs/results.md)\n"
+	"  --junit FILE   JUnit XML: a test case for the seed range, one per\n"
+	"                 failing seed with its reproducer\n"
+	"\n"
+	"Progress is redrawn on a terminal (seeds, rate, violations, time\n"
+	"left); a log gets the summary only.\n"
 	"\n"
 	"At a violation: writes DIR/seed-S.json and DIR/seed-S.jsonl, prints\n"
 	"the command that reproduces it and exits 1.  Exit 0: no violation.\n"
 	"TV_BREAK=NAME breaks an engine on purpose (tests of the tools only;\n"
 	"the names: a bad one lists them).\n";
+
+/* Where --json and --junit go (NULL: nowhere). */
+static const char *json_file, *junit_file;
 
 static int parse_opt(struct tv_tb_swarm_opts *a, int c, uint64_t *jobs_p)
 {
@@ -52,6 +61,8 @@ static int parse_opt(struct tv_tb_swarm_opts *a, int c, uint64_t *jobs_p)
 	case 'o': a->out_dir = optarg; break;
 	case 'k': a->keep_going = true; break;
 	case 'W': a->workload = optarg; break;
+	case 'J': json_file = optarg; break;
+	case 'U': junit_file = optarg; break;
 	case 'w':
 		if (tv_tb_swarm_points(optarg, &a->without, err, sizeof(err))) {
 			fprintf(stderr, "tensorverbs swarm: %s\n", err);
@@ -78,6 +89,8 @@ static int parse_swarm_args(int argc, char **argv, struct tv_tb_swarm_opts *a)
 		{ "keep-going", no_argument, NULL, 'k' },
 		{ "without", required_argument, NULL, 'w' },
 		{ "workload", required_argument, NULL, 'W' },
+		{ "json", required_argument, NULL, 'J' },
+		{ "junit", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -132,6 +145,91 @@ static void summary(const struct tv_tb_swarm_opts *a,
 	       st->violations);
 }
 
+/* "[TV_BREAK=x ]ARGV0 run FILE --seed S" (malloc'd), or NULL. */
+static char *repro_command(const char *argv0, const struct tv_tb_swarm_opts *a,
+			   const struct tv_tb_swarm_failure *f)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m)
+		return NULL;
+	if (a->breakage)
+		fprintf(m, "TV_BREAK=%s ", a->breakage);
+	cli_put_shell_word(m, argv0);
+	fputs(" run ", m);
+	cli_put_shell_word(m, f->file);
+	fprintf(m, " --seed %" PRIu64, f->seed);
+	if (fclose(m)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* --junit: the seed range, then each failing seed kept. */
+static int write_junit(const char *argv0, const struct tv_tb_swarm_opts *a,
+		       const struct tv_tb_swarm_report *st)
+{
+	struct tv_tb_junit_case c[TV_TB_SWARM_KEEP + 1] = { 0 };
+	char names[TV_TB_SWARM_KEEP + 1][96], texts[TV_TB_SWARM_KEEP][1024];
+	char *repro[TV_TB_SWARM_KEEP] = { 0 };
+	size_t n = 1;
+	int rc;
+
+	snprintf(names[0], sizeof(names[0]), "seeds %" PRIu64 "..%" PRIu64
+		 " (%s)", a->first, a->first + a->seeds - 1,
+		 a->workload ? a->workload : "every workload");
+	c[0] = (struct tv_tb_junit_case){
+		.classname = "tensorverbs.swarm", .name = names[0],
+		.time_s = st->secs,
+		.failure = st->violations ? "violations in the seed range" :
+					    NULL,
+		.type = "violation",
+	};
+	for (size_t i = 0; i < st->nfail && n <= TV_TB_SWARM_KEEP; i++, n++) {
+		const struct tv_tb_swarm_failure *f = &st->fail[i];
+
+		repro[i] = f->written ? repro_command(argv0, a, f) : NULL;
+		snprintf(names[n], sizeof(names[n]), "seed %" PRIu64, f->seed);
+		snprintf(texts[i], sizeof(texts[i]), "%s\nreproduce: %s\n",
+			 f->msg, repro[i] ? repro[i] : "(scenario not written)");
+		c[n] = (struct tv_tb_junit_case){
+			.classname = "tensorverbs.swarm", .name = names[n],
+			.failure = f->msg, .type = tv_tb_fail_kind_name(f->first),
+			.text = texts[i],
+		};
+	}
+	rc = tv_tb_junit_write(junit_file, "tensorverbs swarm", c, n);
+	for (size_t i = 0; i < TV_TB_SWARM_KEEP; i++)
+		free(repro[i]);
+	return rc;
+}
+
+static int write_results(const char *argv0, const struct tv_tb_swarm_opts *a,
+			 const struct tv_tb_swarm_report *st)
+{
+	int rc = 0;
+
+	if (json_file) {
+		json_t *o = tv_tb_swarm_result_json(a, st);
+
+		rc = tv_tb_json_write(json_file, o);
+		json_decref(o);
+		if (rc)
+			fprintf(stderr, "tensorverbs swarm: cannot write %s: %s\n",
+				json_file, strerror(-rc));
+	}
+	if (junit_file && !rc) {
+		rc = write_junit(argv0, a, st);
+		if (rc)
+			fprintf(stderr, "tensorverbs swarm: cannot write %s: %s\n",
+				junit_file, strerror(-rc));
+	}
+	return rc;
+}
+
 static void print_failure(const char *argv0, const struct tv_tb_swarm_opts *a,
 			  const struct tv_tb_swarm_failure *f)
 {
@@ -182,6 +280,8 @@ int cli_swarm(int argc, char **argv, const char *argv0)
 	for (size_t i = 0; i < st->nfail && (i == 0 || a.keep_going); i++)
 		print_failure(argv0, &a, &st->fail[i]);
 	exit_code = st->violations ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	if (write_results(argv0, &a, st))
+		exit_code = CLI_EXIT_USAGE;
 out:
 	free(st);
 	return exit_code;

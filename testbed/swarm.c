@@ -312,18 +312,23 @@ static void progress(const struct tv_tb_swarm_opts *a,
 	bool tty;
 	double min = (double)(now - t0) / 60e9;
 
+	double rate = min > 0 ? (double)st->done / min : 0.0;
+	double left_s = rate > 0 ? (double)(a->seeds - st->done) / rate * 60 : 0;
+
 	if (!a->progress)
 		return;
+	/* On a terminal, a line redrawn every second; in a log, nothing
+	 * (the summary says it all). */
 	tty = isatty(fileno(a->progress));
-	/* A line every second on a terminal, every 10 s in a log. */
-	if (!final && now - *last < (tty ? 1000000000ull : 10000000000ull))
+	if (!tty || (!final && now - *last < 1000000000ull))
 		return;
 	*last = now;
 	fflush(stdout);
-	fprintf(a->progress, "%sswarm: %" PRIu64 "/%" PRIu64 " seeds, %.0f seeds/min, %"
-		PRIu64 " violations%s", tty ? "\r" : "", st->done, a->seeds,
-		min > 0 ? (double)st->done / min : 0.0, st->violations,
-		tty && !final ? "" : "\n");
+	fprintf(a->progress, "\rswarm: %" PRIu64 "/%" PRIu64 " seeds, %.0f "
+		"seeds/min, %" PRIu64 " violations, %.0f s left ", st->done,
+		a->seeds, rate, st->violations, final ? 0.0 : left_s);
+	if (final)
+		fputc('\n', a->progress);
 }
 
 static int collect(const struct tv_tb_swarm_opts *a, struct worker *w,

@@ -339,6 +339,36 @@ struct tv_tb_swarm_report {
 /* "vf/write/dup,sim/deliver/delay" -> bits; -EINVAL naming the culprit. */
 int tv_tb_swarm_points(const char *list, uint32_t *bits_p, char *err,
 		       size_t err_bytes);
+/* ---- results for CI systems (docs/results.md) ---------------------------- */
+
+/*
+ * A run's result as JSON ("tensorverbs_result": 1, "kind": "run"):
+ * scenario, workload, seed, passed, the event hash, operations, faults
+ * fired, failures (kind and message), and reproduce (the command, or
+ * NULL).  NULL on -ENOMEM.
+ */
+json_t *tv_tb_run_result_json(const struct tv_tb_run *run,
+			      const char *reproduce);
+/* A swarm's ("kind": "swarm"): seeds, violations, the fault table, failures. */
+json_t *tv_tb_swarm_result_json(const struct tv_tb_swarm_opts *opts,
+				const struct tv_tb_swarm_report *rep);
+/* o to path, indented, keys sorted (consumes nothing): 0 or -errno. */
+int tv_tb_json_write(const char *path, json_t *o);
+
+/* One JUnit test case: failure NULL and skipped NULL for a pass. */
+struct tv_tb_junit_case {
+	const char *classname;       /* "tensorverbs.run", "tensorverbs.swarm" */
+	const char *name;
+	double time_s;
+	const char *failure;         /* the message attribute, or NULL */
+	const char *type;            /* the failure's type, e.g. "hang" */
+	const char *text;            /* its body: what failed, the reproducer */
+	const char *skipped;         /* why it was skipped, or NULL */
+};
+
+/* JUnit XML (testsuites/testsuite/testcase/failure) to path: 0 or -errno. */
+int tv_tb_junit_write(const char *path, const char *suite,
+		      const struct tv_tb_junit_case *cases, size_t n);
 /*
  * Seed s draws a workload's scenario and a fault mix and runs it checked,
  * in opts->jobs forked workers.  The failures (the smallest one, every one

@@ -62,7 +62,9 @@ cluster() {
 }
 
 port_ran=0 port_passed=0 gather_ran=0 gather_passed=0
+junit_rows=()
 result() { # result NAME pass|fail|skip [DETAIL]
+	junit_rows+=("$1"$'\t'"$2"$'\t'"${3:-}")
 	case "$1" in
 	port_*) [ "$2" = skip ] || port_ran=$((port_ran + 1))
 		[ "$2" = pass ] && port_passed=$((port_passed + 1)) ;;
@@ -367,6 +369,29 @@ expect_refusal peer_absent "$RXE_IP1:$((port + 1)) failed after 3 attempt(s): RD
 echo
 printf 'rxe: port scenarios (both signal modes): %d ran, %d passed\n' "$port_ran" "$port_passed"
 printf 'rxe: gather scenarios: %d ran, %d passed\n' "$gather_ran" "$gather_passed"
+
+# JUnit XML of every test (docs/results.md), for CI systems.
+xml_escape() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' \
+	-e 's/"/\&quot;/g' -e "s/'/\\&apos;/g" -e 's/[[:cntrl:]]//g'; }
+{
+	echo '<?xml version="1.0" encoding="UTF-8"?>'
+	echo '<testsuites>'
+	printf '  <testsuite name="tensorverbs rxe" tests="%d" failures="%d" errors="0" skipped="%d">\n' \
+		"$((passed + failed + skipped))" "$failed" "$skipped"
+	for row in "${junit_rows[@]}"; do
+		IFS=$'\t' read -r name status detail <<<"$row"
+		name=$(printf '%s' "$name" | xml_escape)
+		detail=$(printf '%s' "$detail" | xml_escape)
+		case "$status" in
+		pass) printf '    <testcase classname="tensorverbs.rxe" name="%s"/>\n' "$name" ;;
+		skip) printf '    <testcase classname="tensorverbs.rxe" name="%s">\n      <skipped message="%s"/>\n    </testcase>\n' "$name" "$detail" ;;
+		*) printf '    <testcase classname="tensorverbs.rxe" name="%s">\n      <failure message="%s" type="rxe">logs: %s/%s.*.log</failure>\n    </testcase>\n' \
+			"$name" "${detail:-failed}" "$work" "$name" ;;
+		esac
+	done
+	echo '  </testsuite>'
+	echo '</testsuites>'
+} >"$work/junit.xml"
 printf 'rxe: %d passed, %d failed, %d skipped\n' "$passed" "$failed" "$skipped"
 [ "$failed" = 0 ] || { printf 'rxe: failed: %s\n' "${failures[*]}"; exit 1; }
 exit 0
