@@ -5,6 +5,7 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config check libsubunit-dev libjansson-dev
       libprotobuf-c-dev protobuf-c-compiler libxxhash-dev libfiu-dev lcov libxml2-utils jq
+      openmpi-bin libopenmpi-dev
       libibverbs-dev librdmacm-dev ibverbs-providers)
 pkgs+=("$@")
 

@@ -260,10 +260,17 @@ int cli_swarm(int argc, char **argv, const char *argv0)
 {
 	struct tv_tb_swarm_opts a = { 0 };
 	struct tv_tb_swarm_report *st = calloc(1, sizeof(*st));
+	uint32_t rank = 0, size = 1;
 	int rc, exit_code = CLI_EXIT_USAGE;
 
 	if (!st)
 		return CLI_EXIT_USAGE;
+	/* Under mpirun the ranks share the seeds; rank 0 reports. */
+	if (tv_tb_mpi_init(&argc, &argv)) {
+		free(st);
+		return CLI_EXIT_USAGE;
+	}
+	tv_tb_mpi_world(&rank, &size);
 	rc = parse_swarm_args(argc, argv, &a);
 	if (rc) {
 		exit_code = rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
@@ -276,13 +283,18 @@ int cli_swarm(int argc, char **argv, const char *argv0)
 		fprintf(stderr, "tensorverbs swarm: %s\n", strerror(-rc));
 		goto out;
 	}
+	exit_code = st->violations ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	if (rank)
+		goto out; /* every rank has the report: rank 0 tells it */
+	if (size > 1)
+		printf("swarm: %u MPI ranks, %u jobs each\n", size, a.jobs);
 	summary(&a, st);
 	for (size_t i = 0; i < st->nfail && (i == 0 || a.keep_going); i++)
 		print_failure(argv0, &a, &st->fail[i]);
-	exit_code = st->violations ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 	if (write_results(argv0, &a, st))
 		exit_code = CLI_EXIT_USAGE;
 out:
 	free(st);
+	tv_tb_mpi_finalize();
 	return exit_code;
 }

@@ -500,8 +500,9 @@ int tv_tb_swarm_points(const char *list, uint32_t *bits_p, char *err,
 	return rc;
 }
 
-int tv_tb_swarm(const struct tv_tb_swarm_opts *opts,
-		struct tv_tb_swarm_report *rep_p)
+/* This process's share of the seeds (all of them without MPI). */
+int tb_swarm_local(const struct tv_tb_swarm_opts *opts,
+		   struct tv_tb_swarm_report *rep_p)
 {
 	struct worker w[SWARM_MAX_JOBS] = { 0 };
 	struct tv_tb_swarm_report *rep;
@@ -539,4 +540,15 @@ out:
 	free(rep);
 	free(st);
 	return rc;
+}
+
+int tv_tb_swarm(const struct tv_tb_swarm_opts *opts,
+		struct tv_tb_swarm_report *rep_p)
+{
+	uint32_t rank, size;
+
+	/* Under mpirun the ranks split the seeds, rank 0 adds them up. */
+	if (tv_tb_mpi_world(&rank, &size) && size > 1)
+		return tb_swarm_mpi(opts, rank, size, rep_p);
+	return tb_swarm_local(opts, rep_p);
 }

@@ -190,6 +190,12 @@ struct tb_rec *tb_trace_rec(struct tv_tb_trace *trace);
 /* ---- run.c ------------------------------------------------------------------ */
 
 /* A run with a recorder of the caller's (replay, counting), or none. */
+/* swarm.c: this process's seeds; swarm_mpi.c / mpi_none.c: the ranks'. */
+int tb_swarm_local(const struct tv_tb_swarm_opts *opts,
+		   struct tv_tb_swarm_report *rep_p);
+int tb_swarm_mpi(const struct tv_tb_swarm_opts *opts, uint32_t rank,
+		 uint32_t size, struct tv_tb_swarm_report *rep_p);
+
 int tb_run(const struct tv_tb_scenario *sc, const struct tv_tb_run_opts *opts,
 	   struct tb_rec *rec, struct tv_tb_run **run_p);
 uint64_t tb_wall_ns(void);

@@ -339,6 +339,20 @@ struct tv_tb_swarm_report {
 /* "vf/write/dup,sim/deliver/delay" -> bits; -EINVAL naming the culprit. */
 int tv_tb_swarm_points(const char *list, uint32_t *bits_p, char *err,
 		       size_t err_bytes);
+/* ---- MPI (docs/multihost.md) ------------------------------------------------ */
+
+/*
+ * Under mpirun (Open MPI's environment): MPI_Init, and the rank and size
+ * the rest asks for; otherwise nothing.  A build without MPI started by
+ * mpirun refuses (-ENOTSUP, printed) rather than run the whole job once
+ * per rank.  tv_tb_swarm() splits its seeds over the ranks; every rank
+ * gets the combined report.
+ */
+int tv_tb_mpi_init(int *argc, char ***argv);
+void tv_tb_mpi_finalize(void);
+/* Launched by mpirun and initialised: true, with rank and size. */
+bool tv_tb_mpi_world(uint32_t *rank_p, uint32_t *size_p);
+
 /* ---- results for CI systems (docs/results.md) ---------------------------- */
 
 /*

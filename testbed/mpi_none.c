@@ -1,0 +1,42 @@
+/*
+ * A build without MPI (docs/multihost.md): started by mpirun, it refuses
+ * instead of running the whole job once per rank.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tb_int.h"
+
+int tv_tb_mpi_init(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMI_SIZE") &&
+	    !getenv("PMIX_RANK"))
+		return 0;
+	fprintf(stderr, "tensorverbs: started by mpirun, but built without "
+		"MPI (install libopenmpi-dev, configure with -DTV_MPI=ON)\n");
+	return -ENOTSUP;
+}
+
+void tv_tb_mpi_finalize(void)
+{
+}
+
+bool tv_tb_mpi_world(uint32_t *rank_p, uint32_t *size_p)
+{
+	(void)rank_p;
+	(void)size_p;
+	return false;
+}
+
+int tb_swarm_mpi(const struct tv_tb_swarm_opts *opts, uint32_t rank,
+		 uint32_t size, struct tv_tb_swarm_report *rep_p)
+{
+	(void)opts;
+	(void)rank;
+	(void)size;
+	(void)rep_p;
+	return -ENOTSUP;
+}

@@ -1,0 +1,47 @@
+#!/bin/sh
+# mpirun splits a swarm over its ranks (docs/multihost.md): two ranks on
+# this machine give the report of the single-process swarm over the same
+# seeds (every counter and the fault table; on a violation, the same
+# smallest failing seed).  Skips (77) without mpirun or a build with MPI.
+# usage: mpi.sh TENSORVERBS WORKDIR
+set -u
+bin=$1
+work=$2
+command -v mpirun >/dev/null || { echo "SKIP: no mpirun (openmpi-bin)"; exit 77; }
+rm -rf "$work"
+mkdir -p "$work"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI keeps memory past MPI_Finalize on purpose: not our leaks.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+mpi() { mpirun --oversubscribe -np 2 "$bin" swarm "$@"; }
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+out=$(mpi --seeds 600 --jobs 1 --out "$work/m" --json "$work/mpi.json" 2>&1)
+rc=$?
+if printf '%s\n' "$out" | grep -q "built without MPI"; then
+	echo "SKIP: this build has no MPI (libopenmpi-dev)"
+	exit 77
+fi
+[ $rc -eq 0 ] || fail "the MPI swarm failed (exit $rc): $out"
+printf '%s\n' "$out" | grep -q '^swarm: 2 MPI ranks' || fail "not split over 2 ranks: $out"
+[ "$(printf '%s\n' "$out" | grep -c '^fault kind')" = 1 ] || fail "the table printed $(printf '%s\n' "$out" | grep -c '^fault kind') times"
+"$bin" swarm --seeds 600 --jobs 2 --out "$work/p" --json "$work/plain.json" >/dev/null 2>&1 ||
+	fail "the plain swarm failed"
+strip='del(.seconds, .jobs, .build)'
+[ "$(jq -S "$strip" "$work/mpi.json")" = "$(jq -S "$strip" "$work/plain.json")" ] ||
+	fail "the reports differ: $(diff <(jq -S "$strip" "$work/mpi.json") <(jq -S "$strip" "$work/plain.json") | head)"
+
+# A violation: the same smallest failing seed, reported once.
+out=$(TV_BREAK=ignore-errors mpi --workload gather --seeds 400 --jobs 1 --out "$work/mb" \
+	--json "$work/mpi_bad.json" 2>&1)
+[ $? -eq 1 ] || fail "the broken MPI swarm did not fail"
+[ "$(printf '%s\n' "$out" | grep -c '^FAIL seed')" = 1 ] || fail "not one failure printed: $out"
+TV_BREAK=ignore-errors "$bin" swarm --workload gather --seeds 400 --jobs 2 --out "$work/pb" \
+	--json "$work/plain_bad.json" >/dev/null 2>&1
+[ "$(jq '.failures[0].seed' "$work/mpi_bad.json")" = "$(jq '.failures[0].seed' "$work/plain_bad.json")" ] ||
+	fail "smallest failing seed: MPI $(jq '.failures[0].seed' "$work/mpi_bad.json"), plain $(jq '.failures[0].seed' "$work/plain_bad.json")"
+echo "mpi: 2 ranks give the single-process report over 600 seeds, and its smallest failing seed"
