@@ -22,6 +22,11 @@ static const char serve_usage[] =
 	"  process; each needs every other node's address (--peer or\n"
 	"  --cluster).  Lower ids connect to higher ones; node 0 also runs\n"
 	"  the step coordinator (TCP on its address and port number).\n"
+	"       mpirun -np N tensorverbs serve SCENARIO.json [options]\n"
+	"  One node per rank: rank r is node r, its address the IPv4 of its\n"
+	"  device's RoCE GID (RDMA_DEVICE per rank: mpirun -x) at port\n"
+	"  --mpi-port + r (default 7950); the ranks gather their addresses\n"
+	"  with MPI and rank 0 prints one verdict (docs/multihost.md).\n"
 	"options:\n"
 	"  --seed N               tensor contents seed (default: the scenario's)\n"
 	"  --timeout S            give up after S seconds (default 120)\n"
@@ -48,6 +53,8 @@ struct serve_args {
 	struct tv_tb_serve_opts o;
 	const char *addr_text;
 	bool have_node;
+	bool mpi;                  /* started by mpirun: node = rank */
+	uint64_t mpi_port;         /* rank r listens on mpi_port + r */
 };
 
 static int parse_peer(struct serve_args *a, const char *text)
@@ -143,6 +150,8 @@ static int parse_opt(struct serve_args *a, int argc, char **argv, int *i)
 	} else if (!strcmp(opt, "--faults")) {
 		a->o.faults = v;
 		ret = v ? 0 : -EINVAL;
+	} else if (!strcmp(opt, "--mpi-port")) {
+		ret = parse_num(opt, v, 65535 - TV_TB_MAX_NODES, &a->mpi_port);
 	} else if (!strcmp(opt, "--inject-disconnect")) {
 		ret = parse_num(opt, v, UINT64_MAX, &a->o.inject_disconnect_step);
 	} else {
@@ -159,7 +168,11 @@ static int parse_args(struct serve_args *a, int argc, char **argv)
 {
 	char text[600];
 
+	bool mpi = a->mpi;
+
 	memset(a, 0, sizeof(*a));
+	a->mpi = mpi;
+	a->mpi_port = 7950;
 	tv_tb_serve_opts_init(&a->o);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -174,6 +187,14 @@ static int parse_args(struct serve_args *a, int argc, char **argv)
 			return -EINVAL;
 		}
 	}
+	if (a->mpi && (a->have_node || a->addr_text)) {
+		fprintf(stderr, "tensorverbs serve: under mpirun the node is "
+			"the rank and the addresses come from MPI: no --node, "
+			"--addr or --cluster\n");
+		return -EINVAL;
+	}
+	if (a->mpi)
+		return 0;
 	if (!a->o.scenario_path || !a->have_node) {
 		fprintf(stderr, "tensorverbs serve: need SCENARIO.json and "
 			"--node K\n");
@@ -190,15 +211,74 @@ static int parse_args(struct serve_args *a, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Under mpirun: node = rank, each rank's address the IPv4 of its RDMA
+ * device's RoCE GID (RDMA_DEVICE per rank: mpirun -x) at mpi_port + rank,
+ * gathered with MPI: no address lists written by hand.
+ */
+static int mpi_cluster(struct serve_args *a, uint32_t rank, uint32_t size)
+{
+	struct sockaddr_storage mine, *all;
+	char msg[300] = "";
+	int ret;
+
+	if (size > TV_TB_MAX_NODES)
+		return -E2BIG;
+	all = calloc(size, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	ret = tv_tb_hw_device_addr((uint16_t)(a->mpi_port + rank), &mine, msg,
+				   sizeof(msg));
+	if (ret)
+		fprintf(stderr, "tensorverbs serve: rank %u: %s\n", rank, msg);
+	/* Every rank joins the exchange, even one without an address. */
+	if (tv_tb_mpi_worst(ret ? 1 : 0))
+		ret = ret ? ret : -ENODEV;
+	else
+		ret = tv_tb_mpi_allgather_addr(&mine, all);
+	for (uint32_t r = 0; !ret && r < size; r++) {
+		a->o.addrs[r] = all[r];
+		a->o.have_addr[r] = true;
+	}
+	a->o.node = rank;
+	free(all);
+	return ret;
+}
+
+static int serve_mpi(struct serve_args *a, uint32_t rank, uint32_t size)
+{
+	int ret = mpi_cluster(a, rank, size), worst;
+
+	ret = ret ? CLI_EXIT_USAGE : tv_tb_serve(&a->o);
+	worst = tv_tb_mpi_worst(ret);
+	if (!rank)
+		printf("serve: %s on %u MPI ranks: %s (worst exit %d)\n",
+		       a->o.scenario_path, size, worst ? "FAIL" : "PASS",
+		       worst);
+	return worst;
+}
+
 int cli_serve(int argc, char **argv, const char *argv0)
 {
 	struct serve_args *a = calloc(1, sizeof(*a));
+	uint32_t rank = 0, size = 1;
 	int ret;
 
 	(void)argv0;
 	if (!a)
 		return CLI_EXIT_FAIL;
+	if (tv_tb_mpi_init(&argc, &argv)) {
+		free(a);
+		return CLI_EXIT_USAGE;
+	}
+	a->mpi = tv_tb_mpi_world(&rank, &size);
 	ret = parse_args(a, argc, argv);
+	if (!ret && a->mpi) {
+		ret = serve_mpi(a, rank, size);
+		free(a);
+		tv_tb_mpi_finalize();
+		return ret;
+	}
 	if (ret) {
 		if (ret < 0)
 			fputs(serve_usage, stderr);

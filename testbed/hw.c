@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <time.h>
 
 #include <fiu.h>
@@ -182,6 +184,56 @@ void tv_tb_hw_sleep_device(struct tv_vf_device *dev, uint64_t until_ns,
 	/* A device without a completion channel: a short nap. */
 	if (tv_vf_wait_fds(dev, until_ns, extra, nextra) == -EOPNOTSUPP)
 		nanosleep(&ts, NULL);
+}
+
+/* The first IPv4-mapped GID of a device's ports: its RoCE address. */
+static bool device_ipv4(const struct tv_ibv_device_info *d,
+			struct sockaddr_in *sin)
+{
+	for (uint32_t p = 0; p < d->num_ports; p++)
+		for (uint32_t g = 0; g < d->ports[p].num_gids; g++) {
+			const uint8_t *raw = d->ports[p].gids[g].raw;
+
+			if (!tv_ibv_gid_is_ipv4(raw))
+				continue;
+			memset(sin, 0, sizeof(*sin));
+			sin->sin_family = AF_INET;
+			memcpy(&sin->sin_addr, raw + 12, 4);
+			return true;
+		}
+	return false;
+}
+
+int tv_tb_hw_device_addr(uint16_t port, struct sockaddr_storage *ss_p,
+			 char *msg, size_t cap)
+{
+	struct tv_ibv_device_info *infos = NULL;
+	struct tv_ibv_config env;
+	struct sockaddr_in sin;
+	size_t n = 0;
+	int ret = tv_ibv_config_check_env(msg, cap, &env);
+
+	if (!ret)
+		ret = tv_ibv_query_all(&infos, &n);
+	for (size_t i = 0; !ret && i < n; i++) {
+		if (env.device[0] && strcmp(env.device, infos[i].attr.name))
+			continue;
+		if (!device_ipv4(&infos[i], &sin))
+			continue;
+		sin.sin_port = htons(port);
+		memset(ss_p, 0, sizeof(*ss_p));
+		memcpy(ss_p, &sin, sizeof(sin));
+		tv_ibv_free_all(infos, n);
+		return 0;
+	}
+	if (!ret) {
+		snprintf(msg, cap, "no RoCE device with an IPv4 address%s%s "
+			 "(%zu device(s) found): set RDMA_DEVICE", env.device[0]
+			 ? " named " : "", env.device, n);
+		ret = -ENODEV;
+	}
+	tv_ibv_free_all(infos, n);
+	return ret;
 }
 
 void tv_tb_hw_set_device_name(struct tv_tb_hw *hw, const char *name)

@@ -32,3 +32,12 @@ int tv_tb_parse_peer(const char *text, uint32_t *node_p,
 	*node_p = (uint32_t)v;
 	return 0;
 }
+
+int tv_tb_hw_device_addr(uint16_t port, struct sockaddr_storage *ss_p,
+			 char *msg, size_t cap)
+{
+	(void)port;
+	(void)ss_p;
+	snprintf(msg, cap, "built without libibverbs");
+	return -ENOTSUP;
+}

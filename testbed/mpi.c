@@ -158,3 +158,23 @@ int tb_swarm_mpi(const struct tv_tb_swarm_opts *opts, uint32_t rank,
 	free(r);
 	return any;
 }
+
+int tv_tb_mpi_allgather_addr(const struct sockaddr_storage *mine,
+			     struct sockaddr_storage *all)
+{
+	if (!mpi_on)
+		return -ENOTSUP;
+	MPI_Allgather(mine, (int)sizeof(*mine), MPI_BYTE, all,
+		      (int)sizeof(*mine), MPI_BYTE, MPI_COMM_WORLD);
+	return 0;
+}
+
+int tv_tb_mpi_worst(int status)
+{
+	int worst = status;
+
+	if (mpi_on)
+		MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX,
+			      MPI_COMM_WORLD);
+	return worst;
+}

@@ -352,6 +352,22 @@ int tv_tb_mpi_init(int *argc, char ***argv);
 void tv_tb_mpi_finalize(void);
 /* Launched by mpirun and initialised: true, with rank and size. */
 bool tv_tb_mpi_world(uint32_t *rank_p, uint32_t *size_p);
+/*
+ * Every rank's address for serve (docs/multihost.md): mine in, all of
+ * them out (all[r] is rank r's), with MPI_Allgather.  -ENOTSUP without
+ * MPI.
+ */
+int tv_tb_mpi_allgather_addr(const struct sockaddr_storage *mine,
+			     struct sockaddr_storage *all);
+/* The worst of the ranks' exit statuses (every rank gets it). */
+int tv_tb_mpi_worst(int status);
+/*
+ * This host's RDMA device ($RDMA_DEVICE, else the first with one): the
+ * IPv4 address of its RoCE GID, with port.  -ENODEV (msg says why).
+ * Only in builds with libibverbs.
+ */
+int tv_tb_hw_device_addr(uint16_t port, struct sockaddr_storage *ss_p,
+			 char *msg, size_t cap);
 
 /* ---- results for CI systems (docs/results.md) ---------------------------- */
 

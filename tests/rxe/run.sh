@@ -187,6 +187,34 @@ for f in "$repo"/scenarios/gather/*.json; do
 	run_scenario "gather_$b" "$work/gather_$b.json"
 done
 
+# ---- MPI (docs/multihost.md) ------------------------------------------------------
+# Two ranks, one per rxe device (mpirun's MPMD form gives each its
+# RDMA_DEVICE); the ranks find their addresses from their devices' GIDs
+# and gather them with MPI, rank 0 prints one verdict.
+mpi_two_ranks() {
+	local name=mpi_two_ranks f=$work/mpi_gather.json rc=0
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	if ! command -v mpirun >/dev/null; then
+		result "$name" skip "no mpirun (openmpi-bin)"
+		return 0
+	fi
+	jq '.gather.timeout_ns = 20000000000' "$repo/scenarios/gather/quiver_reddit.json" >"$f"
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent=false \
+		timeout -k 5 $((tmo + 20)) mpirun --oversubscribe \
+		-np 1 -x RDMA_DEVICE="$RXE_DEV0" "$tv" serve "$f" --timeout "$tmo" : \
+		-np 1 -x RDMA_DEVICE="$RXE_DEV1" "$tv" serve "$f" --timeout "$tmo" \
+		>"$work/$name.log" 2>&1 || rc=$?
+	if [ "$rc" = 0 ] && grep -q 'on 2 MPI ranks: PASS' "$work/$name.log"; then
+		result "$name" pass "($(grep -c ': PASS:' "$work/$name.log") ranks passed)"
+	elif grep -q 'built without MPI' "$work/$name.log"; then
+		result "$name" skip "this build has no MPI"
+	else
+		result "$name" fail "(mpirun exit $rc)"
+		tail -n 30 "$work/$name.log"
+	fi
+}
+mpi_two_ranks
+
 # ---- recovery -------------------------------------------------------------------
 basic=$repo/scenarios/basic_transfer.json
 cached=$repo/scenarios/cached_metadata.json
