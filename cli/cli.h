@@ -30,6 +30,13 @@ int cli_shrink(int argc, char **argv, const char *argv0);
 /* w as one shell word: quoted only when the shell would split it. */
 void cli_put_shell_word(FILE *out, const char *w);
 
+/*
+ * "[TV_BREAK=b ]ARGV0 run [FILE] [--faults F] --seed S", each word quoted
+ * for the shell as needed (malloc'd), or NULL.
+ */
+char *cli_repro_command(const char *breakage, const char *argv0,
+			const char *file, const char *faults, uint64_t seed);
+
 /* Strict unsigned parse of a command-line number; -EINVAL if bad. */
 int cli_parse_u64(const char *s, uint64_t *v_p);
 

@@ -101,35 +101,6 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 	return 0;
 }
 
-/* The command that reproduces the run (malloc'd), or NULL. */
-static char *repro_command(const char *argv0, const struct run_args *a,
-			   uint64_t seed)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return NULL;
-	if (a->breakage)
-		fprintf(f, "TV_BREAK=%s ", a->breakage);
-	fprintf(f, "%s run", argv0);
-	if (a->file) {
-		fputc(' ', f);
-		cli_put_shell_word(f, a->file);
-	}
-	if (a->faults) {
-		fputs(" --faults ", f);
-		cli_put_shell_word(f, a->faults);
-	}
-	fprintf(f, " --seed %" PRIu64, seed);
-	if (fclose(f)) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
 /* --json and --junit: 0, or -errno (printed). */
 static int write_results(const struct run_args *a, const struct tv_tb_run *run,
 			 const char *repro)
@@ -272,7 +243,8 @@ int cli_run(int argc, char **argv, const char *argv0)
 	failed = rc || tv_tb_run_result(run)->failures;
 	if (!a.quiet || failed)
 		printf("result      %s\n", failed ? "FAIL" : "PASS");
-	repro = repro_command(argv0, &a, opts.seed);
+	repro = cli_repro_command(a.breakage, argv0, a.file, a.faults,
+				  opts.seed);
 	if (failed)
 		fprintf(stderr, "reproduce: %s\n", repro ? repro : "?");
 	exit_code = failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;

@@ -145,29 +145,6 @@ static void summary(const struct tv_tb_swarm_opts *a,
 	       st->violations);
 }
 
-/* "[TV_BREAK=x ]ARGV0 run FILE --seed S" (malloc'd), or NULL. */
-static char *repro_command(const char *argv0, const struct tv_tb_swarm_opts *a,
-			   const struct tv_tb_swarm_failure *f)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-
-	if (!m)
-		return NULL;
-	if (a->breakage)
-		fprintf(m, "TV_BREAK=%s ", a->breakage);
-	cli_put_shell_word(m, argv0);
-	fputs(" run ", m);
-	cli_put_shell_word(m, f->file);
-	fprintf(m, " --seed %" PRIu64, f->seed);
-	if (fclose(m)) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
 /* --junit: the seed range, then each failing seed kept. */
 static int write_junit(const char *argv0, const struct tv_tb_swarm_opts *a,
 		       const struct tv_tb_swarm_report *st)
@@ -191,7 +168,9 @@ static int write_junit(const char *argv0, const struct tv_tb_swarm_opts *a,
 	for (size_t i = 0; i < st->nfail && n <= TV_TB_SWARM_KEEP; i++, n++) {
 		const struct tv_tb_swarm_failure *f = &st->fail[i];
 
-		repro[i] = f->written ? repro_command(argv0, a, f) : NULL;
+		repro[i] = f->written ? cli_repro_command(a->breakage, argv0,
+							   f->file, NULL,
+							   f->seed) : NULL;
 		snprintf(names[n], sizeof(names[n]), "seed %" PRIu64, f->seed);
 		snprintf(texts[i], sizeof(texts[i]), "%s\nreproduce: %s\n",
 			 f->msg, repro[i] ? repro[i] : "(scenario not written)");

@@ -1,5 +1,6 @@
 /* What several subcommands share: numbers, TV_BREAK, --faults, quoting. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,4 +70,33 @@ void cli_put_shell_word(FILE *out, const char *w)
 	} else {
 		fputs(w, out);
 	}
+}
+
+char *cli_repro_command(const char *breakage, const char *argv0,
+			const char *file, const char *faults, uint64_t seed)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	if (breakage)
+		fprintf(f, "TV_BREAK=%s ", breakage);
+	cli_put_shell_word(f, argv0);
+	fputs(" run", f);
+	if (file) {
+		fputc(' ', f);
+		cli_put_shell_word(f, file);
+	}
+	if (faults) {
+		fputs(" --faults ", f);
+		cli_put_shell_word(f, faults);
+	}
+	fprintf(f, " --seed %" PRIu64, seed);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
