@@ -99,6 +99,10 @@ static int reconnect_cb(void *arg, struct tv_gather_ctx *g, uint32_t peer,
 	w->reconnects++;
 	if (w->refuse_reconnect)
 		return -ECONNREFUSED;
+	if (w->not_yet) {
+		w->not_yet--;
+		return -EAGAIN; /* the peer is not back yet */
+	}
 	return gfix_reconnect(w, c, peer, qp);
 }
 
@@ -149,7 +153,7 @@ void gfix_init(struct gworld *w, uint32_t nodes,
 void gfix_fini(struct gworld *w)
 {
 	for (uint32_t n = 0; n < w->nodes; n++) {
-		ck_assert_int_eq(tv_gather_ctx_destroy(w->ctx[n]), 0);
+		ck_assert_int_eq(tv_gather_ctx_destroy(w->ctx[n]), 0); /* NULL ok */
 		free(w->part[n]);
 	}
 	ck_assert_int_eq(tv_sim_destroy(w->sim), 0);

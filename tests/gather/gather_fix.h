@@ -22,6 +22,7 @@ struct gworld {
 	uint8_t *part[GFIX_MAX_NODES];
 	uint32_t reconnects;      /* calls of the reconnect callback */
 	bool refuse_reconnect;
+	uint32_t not_yet;         /* answer -EAGAIN this many times first */
 };
 
 /* Small defaults: rows 1000 of 64 bytes, 10 replicated, 4 QPs, lists of 16. */

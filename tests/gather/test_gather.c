@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include <check.h>
+#include <fiu.h>
+#include <fiu-control.h>
 
 #include "gather_fix.h"
 
@@ -341,6 +343,103 @@ START_TEST(test_config_refused)
 }
 END_TEST
 
+/* The peer is not back at first: the reconnect is asked again after the
+ * back-off until it answers, and every row is right. */
+START_TEST(test_reconnect_later)
+{
+	struct tv_gather_config cfg;
+	struct gworld w;
+	uint64_t *ids = uniform_ids(300, 1000, 19);
+	uint8_t *out = calloc(300, 64);
+	uint64_t t0;
+
+	gfix_config(&cfg);
+	cfg.qps_per_peer = 1; /* no other QP to move the lists to */
+	cfg.reconnect_backoff_ns = 50000;
+	gfix_init(&w, 2, &cfg, NULL);
+	w.not_yet = 3;
+	ck_assert_int_eq(tv_gather_reregister(w.ctx[1]), 0);
+	t0 = tv_sim_now_ns(w.sim);
+	gather_ok(&w, 0, ids, 300, out);
+	ck_assert_uint_ge(w.reconnects, 4);
+	/* Three back-offs went by before the QP came back. */
+	ck_assert_uint_ge(tv_sim_now_ns(w.sim) - t0, 3 * 50000);
+	free(ids);
+	free(out);
+	gfix_fini(&w);
+}
+END_TEST
+
+/* The shared CQ overflows (a fault: it has room for every READ): the
+ * engine builds a new one and new QPs, and the gather still ends right. */
+START_TEST(test_cq_overflow_rebuilt)
+{
+	struct tv_gather_config cfg;
+	struct tv_gather_stats st;
+	struct gworld w;
+	uint64_t *ids = uniform_ids(300, 1000, 23);
+	uint8_t *out = calloc(300, 64);
+
+	gfix_config(&cfg);
+	gfix_init(&w, 2, &cfg, NULL);
+	ck_assert_int_eq(fiu_init(0), 0);
+	ck_assert_int_eq(fiu_enable("sim/cq/overflow", 1, NULL, FIU_ONETIME),
+			 0);
+	gather_ok(&w, 0, ids, 300, out);
+	fiu_disable("sim/cq/overflow");
+	tv_gather_stats(w.ctx[0], &st);
+	ck_assert_uint_gt(st.reconnects, 0);
+	ck_assert_ptr_nonnull(strstr(tv_gather_error(w.ctx[0]), "overflow"));
+	free(ids);
+	free(out);
+	gfix_fini(&w);
+}
+END_TEST
+
+/* The client's READ depth: what the device allows and the server takes. */
+START_TEST(test_rd_atomic_negotiated)
+{
+	struct tv_gather_config cfg;
+	struct tv_sim_config sc;
+	struct gworld w;
+
+	gfix_config(&cfg);
+	tv_sim_config_default(&sc);
+	sc.num_nodes = 2;
+	sc.max_qp_rd_atom = 64;        /* the server accepts 64 */
+	sc.max_qp_init_rd_atom = 8;    /* the client may issue 8 */
+	gfix_init(&w, 2, &cfg, &sc);
+	ck_assert_uint_eq(tv_gather_qp_rd_atomic(w.ctx[0], 1, 0), 8);
+	ck_assert_uint_eq(tv_gather_qp_rd_atomic(w.ctx[0], 0, 0), 0); /* self */
+	ck_assert_uint_eq(tv_gather_qp_rd_atomic(w.ctx[0], 1, 99), 0);
+	gfix_fini(&w);
+}
+END_TEST
+
+/* A process dying mid-gather: abort, then destroy goes through. */
+START_TEST(test_abort_mid_gather)
+{
+	struct tv_gather_config cfg;
+	struct gworld w;
+	uint64_t *ids = uniform_ids(500, 1000, 29);
+	uint8_t *out = calloc(500, 64);
+
+	gfix_config(&cfg);
+	gfix_init(&w, 2, &cfg, NULL);
+	ck_assert_int_eq(tv_gather_start(w.ctx[0], ids, 500, out, 0, NULL), 0);
+	ck_assert_int_eq(tv_gather_test(w.ctx[0], NULL), -EAGAIN);
+	ck_assert_int_eq(tv_gather_start(w.ctx[0], ids, 5, out, 0, NULL),
+			 -EBUSY);
+	ck_assert_int_eq(tv_gather_ctx_destroy(w.ctx[0]), -EBUSY);
+	tv_gather_ctx_abort(w.ctx[0]);
+	ck_assert_int_eq(tv_gather_ctx_destroy(w.ctx[0]), 0);
+	w.ctx[0] = NULL;
+	free(ids);
+	free(out);
+	gfix_fini(&w);
+}
+END_TEST
+
 static Suite *gather_suite(void)
 {
 	Suite *s = suite_create("gather");
@@ -355,6 +454,10 @@ static Suite *gather_suite(void)
 	tcase_add_test(tc, test_deadline);
 	tcase_add_test(tc, test_handles_hostile);
 	tcase_add_test(tc, test_config_refused);
+	tcase_add_test(tc, test_reconnect_later);
+	tcase_add_test(tc, test_cq_overflow_rebuilt);
+	tcase_add_test(tc, test_rd_atomic_negotiated);
+	tcase_add_test(tc, test_abort_mid_gather);
 	suite_add_tcase(s, tc);
 	return s;
 }
