@@ -24,3 +24,19 @@ if [ -f ci/rxe-tests.sh ]; then
 	echo "rxe: scenarios across two processes"
 	BUILD_DIR=$build bash ci/rxe-tests.sh
 fi
+
+# tensorverbs validate in the VM: the report kept under the build folder
+# and checked against its schema (docs/validate.md).
+echo "rxe: tensorverbs validate, inside the VM"
+vdir=$PWD/$build/validate
+rm -rf "$vdir"
+mkdir -p "$vdir"
+set +e
+bash ci/rxe/vm.sh --devices 2 --mem 2048 --timeout 900 --share "$vdir" -- \
+	"$build/cli/tensorverbs" validate --out "$vdir" --junit "$vdir/junit.xml" |
+	tail -n 60
+vrc=${PIPESTATUS[0]}
+set -e
+sh tests/validate_report.sh "$vdir" "$vdir/junit.xml"
+[ "$vrc" = 0 ] || { echo "rxe: validate failed (exit $vrc): $vdir/report.html" >&2; exit 1; }
+echo "rxe: validate passed: $vdir/report.html, $vdir/report.json, $vdir/junit.xml"

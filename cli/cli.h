@@ -26,6 +26,7 @@ int cli_show(int argc, char **argv, const char *argv0);
 int cli_faults(int argc, char **argv, const char *argv0);
 int cli_swarm(int argc, char **argv, const char *argv0);
 int cli_shrink(int argc, char **argv, const char *argv0);
+int cli_validate(int argc, char **argv, const char *argv0);
 
 /* w as one shell word: quoted only when the shell would split it. */
 void cli_put_shell_word(FILE *out, const char *w);

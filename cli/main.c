@@ -45,6 +45,8 @@ static const char usage_text[] =
 	"        invariant checked; a violation's reproducer goes to DIR\n"
 	"  shrink FILE [--out MIN.json]\n"
 	"        reduce a failing scenario or trace while it fails the same way\n"
+	"  validate [--out DIR]\n"
+	"        does RDMA work here, for every protocol?  report.json, .html\n"
 	"  faults\n"
 	"        list the fault points, what fires and what arg means\n"
 	"  devices\n"
@@ -99,6 +101,8 @@ int main(int argc, char **argv)
 		return cli_swarm(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "shrink"))
 		return cli_shrink(argc - 1, argv + 1, argv[0]);
+	if (!strcmp(cmd, "validate"))
+		return cli_validate(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "faults"))
 		return cli_faults(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "devices"))

@@ -369,6 +369,35 @@ int tv_tb_mpi_worst(int status);
 int tv_tb_hw_device_addr(uint16_t port, struct sockaddr_storage *ss_p,
 			 char *msg, size_t cap);
 
+/* ---- validate: does RDMA work here, for every protocol? (docs/validate.md) -- */
+
+struct tv_tb_validate_opts {
+	const char *out_dir;          /* report.json, report.html, logs/ */
+	/* NULL-terminated; the first holds basic_transfer.json and gather/ */
+	const char *const *scenario_dirs;
+	const char *self;             /* this program (serve, bench) */
+	uint32_t timeout_s;           /* per scenario process */
+	bool bench;                   /* the benchmarks, if perftest is there */
+	FILE *progress;               /* a line per check, or NULL */
+};
+
+struct tv_tb_validation;
+
+/*
+ * The devices and what each protocol needs of them, the RDMA_* variables,
+ * every scenario of the folders as one process per node on the devices,
+ * the fault scenarios real verbs can run, the benchmarks beside perftest.
+ * Children are killed on a timeout, a failure and Ctrl-C.  0 (the checks
+ * say how it went) or -errno; only in builds with libibverbs.
+ */
+int tv_tb_validate(const struct tv_tb_validate_opts *o,
+		   struct tv_tb_validation **v_p);
+/* report.json and report.html in out_dir. */
+int tv_tb_validation_write(const struct tv_tb_validation *v);
+int tv_tb_validation_junit(const struct tv_tb_validation *v, const char *path);
+size_t tv_tb_validation_failed(const struct tv_tb_validation *v);
+void tv_tb_validation_free(struct tv_tb_validation *v);
+
 /* ---- results for CI systems (docs/results.md) ---------------------------- */
 
 /*

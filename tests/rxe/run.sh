@@ -215,6 +215,36 @@ mpi_two_ranks() {
 }
 mpi_two_ranks
 
+# ---- tensorverbs validate, interrupted (docs/validate.md) -----------------------
+# Ctrl-C in the middle of its scenarios: it exits, and neither a serve
+# process nor a QP of ours is left behind.
+validate_interrupted() {
+	local name=validate_interrupted pid rc=0 i qps procs before
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	(cd "$repo" && exec "$tv" validate --out "$work/validate_int" --no-bench) \
+		>"$work/$name.log" 2>&1 &
+	pid=$!
+	# Its scenarios have begun: QPs of its serve processes exist (the
+	# kernel lists them with their pid), then Ctrl-C.
+	before=0
+	for ((i = 0; i < 600 && before == 0; i++)); do
+		before=$( (rdma resource show qp 2>/dev/null || true) | grep -c " pid .*comm tensorverbs" || true)
+		sleep 0.1
+	done
+	kill -INT "$pid"
+	wait "$pid" || rc=$?
+	sleep 1
+	procs=$(pgrep -f "tensorverbs serve" | wc -l)
+	qps=$( (rdma resource show qp 2>/dev/null || true) | grep -c " pid .*comm tensorverbs" || true)
+	if [ "$rc" = 130 ] && [ "$before" -gt 0 ] && [ "$procs" = 0 ] && [ "$qps" = 0 ]; then
+		result "$name" pass "(Ctrl-C with $before QPs of its processes up: exit $rc, no serve process, no QP left)"
+	else
+		result "$name" fail "(exit $rc; $before QPs seen before Ctrl-C; $procs serve processes and $qps QPs left)"
+		tail -n 20 "$work/$name.log"
+	fi
+}
+validate_interrupted
+
 # ---- recovery -------------------------------------------------------------------
 basic=$repo/scenarios/basic_transfer.json
 cached=$repo/scenarios/cached_metadata.json
