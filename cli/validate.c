@@ -9,7 +9,8 @@
 
 static const char validate_usage[] =
 	"usage: tensorverbs validate [--out DIR] [--scenarios DIR]\n"
-	"                            [--timeout S] [--no-bench] [--junit FILE]\n"
+	"                            [--timeout S] [--no-bench] [--json FILE]\n"
+	"                            [--junit FILE]\n"
 	"\n"
 	"On this host's RDMA devices (RDMA_DEVICE: only that one): the\n"
 	"devices and what each protocol needs of them, the RDMA_* variables,\n"
@@ -21,6 +22,7 @@ static const char validate_usage[] =
 	"\n"
 	"  --timeout S    per scenario process (default 180)\n"
 	"  --no-bench     skip the benchmarks\n"
+	"  --json FILE    report.json here too\n"
 	"  --junit FILE   every check as a JUnit test case\n"
 	"\n"
 	"exit status: 0 every check passed or was skipped, 1 a check failed,\n"
@@ -34,6 +36,7 @@ int cli_validate(int argc, char **argv, const char *argv0)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "no-bench", no_argument, NULL, 'B' },
 		{ "junit", required_argument, NULL, 'U' },
+		{ "json", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -41,7 +44,7 @@ int cli_validate(int argc, char **argv, const char *argv0)
 		.out_dir = "validate-report", .self = "/proc/self/exe",
 		.timeout_s = 180, .bench = true, .progress = stdout,
 	};
-	const char *junit = NULL, *base = "scenarios";
+	const char *junit = NULL, *json = NULL, *base = "scenarios";
 	char port_dir[4096], gather_dir[4096];
 	const char *dirs[4];
 	char self[4096];
@@ -58,6 +61,7 @@ int cli_validate(int argc, char **argv, const char *argv0)
 		case 's': base = optarg; break;
 		case 'B': o.bench = false; break;
 		case 'U': junit = optarg; break;
+		case 'J': json = optarg; break;
 		case 't':
 			if (cli_parse_u64(optarg, &t) || !t || t > 86400) {
 				fprintf(stderr, "tensorverbs validate: bad "
@@ -89,7 +93,7 @@ int cli_validate(int argc, char **argv, const char *argv0)
 		fprintf(stderr, "tensorverbs validate: %s\n", strerror(-rc));
 		return CLI_EXIT_USAGE;
 	}
-	rc = tv_tb_validation_write(v);
+	rc = tv_tb_validation_write(v, json);
 	if (!rc && junit)
 		rc = tv_tb_validation_junit(v, junit);
 	if (rc)

@@ -51,9 +51,11 @@ int tv_tb_validate(const struct tv_tb_validate_opts *o,
 	return -ENOTSUP;
 }
 
-int tv_tb_validation_write(const struct tv_tb_validation *v)
+int tv_tb_validation_write(const struct tv_tb_validation *v,
+			   const char *json_copy)
 {
 	(void)v;
+	(void)json_copy;
 	return -ENOTSUP;
 }
 

@@ -169,9 +169,10 @@ void val_add(struct tv_tb_validation *v, const char *group, const char *name,
 	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
 	va_end(ap);
 	if (v->opts->progress)
-		fprintf(v->opts->progress, "[%3zu] %-10s %-44s %s%s%s\n",
-			v->nchecks, group, name, val_status_name(st),
-			c->detail[0] ? ": " : "", c->detail);
+		fprintf(v->opts->progress, "[%3zu %6.1f s] %-10s %-44s %s%s%s\n",
+			v->nchecks, (double)(val_now_ns() - v->t0) / 1e9, group,
+			name, val_status_name(st), c->detail[0] ? ": " : "",
+			c->detail);
 }
 
 const char *val_status_name(enum val_status st)
@@ -241,6 +242,56 @@ static void device_checks(struct tv_tb_validation *v, const struct tv_ibv_device
 	}
 }
 
+/* The inline bytes a QP of the device grants (the rendezvous engine
+ * posts small payloads inline): asked 256, granted what it says. */
+static void inline_check(struct tv_tb_validation *v, const char *devname)
+{
+	struct tv_ibv_config cfg;
+	struct tv_vf_device *dev = NULL;
+	struct tv_vf_pd *pd = NULL;
+	struct tv_vf_cq *cq = NULL;
+	struct tv_vf_qp *qp = NULL;
+	char msg[256] = "", n[96];
+	uint64_t t0 = val_now_ns();
+	uint32_t got = 0;
+	int ret;
+
+	tv_ibv_config_default(&cfg);
+	snprintf(cfg.device, sizeof(cfg.device), "%s", devname);
+	ret = tv_ibv_open(&cfg, msg, sizeof(msg), &dev);
+	if (!ret)
+		ret = tv_vf_alloc_pd(dev, &pd);
+	if (!ret)
+		ret = tv_vf_create_cq(dev, 16, &cq);
+	if (!ret) {
+		struct tv_vf_qp_init_attr ia = {
+			.send_cq = cq, .recv_cq = cq, .max_send_wr = 16,
+			.max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1,
+			.max_inline_data = 256,
+		};
+
+		ret = tv_vf_create_qp(pd, &ia, &qp);
+	}
+	if (!ret)
+		got = qp->max_inline_data;
+	snprintf(n, sizeof(n), "%s: inline data (rendezvous)", devname);
+	if (ret)
+		val_add(v, "device", n, VAL_FAIL, t0, "a QP to ask: %s",
+			msg[0] ? msg : strerror(-ret));
+	else
+		val_add(v, "device", n, VAL_PASS, t0, "%u bytes granted of 256 "
+			"asked%s", got, got ? "" : ": small payloads are posted "
+			"from registered memory instead");
+	if (qp)
+		tv_vf_destroy_qp(qp);
+	if (cq)
+		tv_vf_destroy_cq(cq);
+	if (pd)
+		tv_vf_dealloc_pd(pd);
+	if (dev)
+		tv_ibv_close(dev);
+}
+
 static void devices(struct tv_tb_validation *v)
 {
 	struct tv_ibv_device_info *infos = NULL;
@@ -259,6 +310,7 @@ static void devices(struct tv_tb_validation *v)
 			continue;
 		used++;
 		device_checks(v, &infos[i]);
+		inline_check(v, infos[i].attr.name);
 	}
 	val_add(v, "device", "at least one RDMA device", used ? VAL_PASS : VAL_FAIL,
 	    t0, "%zu found%s%s", used, only && *only ? ", RDMA_DEVICE=" : "",

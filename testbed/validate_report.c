@@ -215,7 +215,8 @@ static int write_html(const struct tv_tb_validation *v, const char *path)
 	return fclose(f) ? -errno : 0;
 }
 
-int tv_tb_validation_write(const struct tv_tb_validation *v)
+int tv_tb_validation_write(const struct tv_tb_validation *v,
+			   const char *json_copy)
 {
 	char path[600];
 	json_t *o = report_json(v);
@@ -223,6 +224,8 @@ int tv_tb_validation_write(const struct tv_tb_validation *v)
 
 	snprintf(path, sizeof(path), "%s/report.json", v->opts->out_dir);
 	rc = tv_tb_json_write(path, o);
+	if (!rc && json_copy)
+		rc = tv_tb_json_write(json_copy, o);
 	json_decref(o);
 	if (rc)
 		return rc;

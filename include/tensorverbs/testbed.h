@@ -392,8 +392,9 @@ struct tv_tb_validation;
  */
 int tv_tb_validate(const struct tv_tb_validate_opts *o,
 		   struct tv_tb_validation **v_p);
-/* report.json and report.html in out_dir. */
-int tv_tb_validation_write(const struct tv_tb_validation *v);
+/* report.json and report.html in out_dir (and the JSON to json_copy). */
+int tv_tb_validation_write(const struct tv_tb_validation *v,
+			   const char *json_copy);
 int tv_tb_validation_junit(const struct tv_tb_validation *v, const char *path);
 size_t tv_tb_validation_failed(const struct tv_tb_validation *v);
 void tv_tb_validation_free(struct tv_tb_validation *v);
