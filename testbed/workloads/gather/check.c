@@ -248,7 +248,6 @@ void gw_sim_event(struct tv_tb_run *run, void *st,
 	    ev->status == TV_WC_SUCCESS)
 		check_read(r, ev);
 	if (ev->kind == TV_SIM_EV_CQE && ev->status == TV_WC_REM_INV_REQ_ERR) {
-		r->refused_reads++;
 		tv_tb_fail(run, TV_TB_FK_IN_FLIGHT, "invariant: node %u's READ "
 			   "was refused by its server (REM_INV_REQ_ERR): more "
 			   "READs outstanding than the server's "

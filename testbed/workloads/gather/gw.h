@@ -84,14 +84,11 @@ struct gw_runner {
 	uint64_t seed;
 	uint32_t breakage;   /* engine bits */
 	bool quiver_check;   /* accept-zero-rows: quiver's mem_check */
-	bool faulty;
 	struct gw_node *nodes;
 	struct gw_batch_run *runs;
-	struct tv_prng prng;
 	uint64_t rows_checked;
 	uint64_t rows_failed;
-	uint64_t zero_rows_seen;
-	uint64_t refused_reads; /* REM_INV_REQ_ERR: over the responder's limit */
+	uint64_t zero_rows_seen;  /* accepted by quiver's check */
 	struct tv_gather_stats total;
 	bool ready;
 };

@@ -420,7 +420,6 @@ int gw_setup(struct tv_tb_run *run, void **state_p)
 	r->sc = tv_tb_scenario_wl(core);
 	r->seed = tv_tb_run_seed(run);
 	r->breakage = breakage_bits(tv_tb_run_breakage(run), &r->quiver_check);
-	r->faulty = tv_tb_run_faulty(run);
 	r->nodes = calloc(r->sc->nodes, sizeof(*r->nodes));
 	r->runs = calloc(r->sc->nbatches + 1, sizeof(*r->runs));
 	if (!r->nodes || !r->runs)

@@ -67,9 +67,12 @@ static void gw_summary(const struct tv_tb_run *run, const void *st,
 		PRIu64 " bytes a node\n", t->reads_posted, t->post_lists,
 		t->max_sq_used, t->sq_depth,
 		r->sc->nodes ? t->staging_bytes / r->sc->nodes : 0);
-	fprintf(out, "checked     %" PRIu64 " rows against their owners'%s\n",
-		r->rows_checked, r->quiver_check ? " (quiver's check: all-zero "
-		"rows accepted)" : "");
+	fprintf(out, "checked     %" PRIu64 " rows against their owners'",
+		r->rows_checked);
+	if (r->quiver_check)
+		fprintf(out, " (quiver's check: all-zero rows accepted, %" PRIu64
+			" of them)", r->zero_rows_seen);
+	fputc('\n', out);
 }
 
 static const char gw_demo_scenario[] =
