@@ -163,6 +163,15 @@ void tv_tb_hw_close_device(struct tv_tb_hw_device *d, bool close_base)
 	d->cm = NULL;
 }
 
+void tv_tb_hw_stats_sum(const uint64_t *const *all, uint32_t nodes,
+			size_t nstats, uint64_t *sum)
+{
+	memset(sum, 0, nstats * sizeof(*sum));
+	for (uint32_t n = 0; n < nodes; n++)
+		for (size_t i = 0; all[n] && i < nstats; i++)
+			sum[i] += all[n][i];
+}
+
 size_t tv_tb_times_add(uint64_t *times, size_t n, uint64_t t)
 {
 	size_t k = 0;

@@ -481,6 +481,9 @@ int tv_tb_hw_open_device(struct tv_tb_hw *hw, struct tv_tb_hw_device *d,
 /* close_base false: the device stays open (objects on it leaked). */
 void tv_tb_hw_close_device(struct tv_tb_hw_device *d, bool close_base);
 
+/* check_end's all[]: each statistic summed over the nodes that sent it. */
+void tv_tb_hw_stats_sum(const uint64_t *const *all, uint32_t nodes,
+			size_t nstats, uint64_t *sum);
 /* t into times[0..n), sorted and distinct (room for one more): the new n. */
 size_t tv_tb_times_add(uint64_t *times, size_t n, uint64_t t);
 /* The sleep op's usual body: until a completion, an fd or until_ns. */

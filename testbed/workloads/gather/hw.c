@@ -30,6 +30,8 @@
 #define GH_EP_BYTES 28u           /* qpn, psn, lid, pad, gid */
 #define GH_MSG_MAX 256
 
+enum { S_GATHERS, S_OK, S_ROWS, S_FAILED, S_BAD, S_N };
+
 struct gh {
 	struct tv_tb_hw *hw;
 	const struct gw_scenario *sc;
@@ -48,7 +50,7 @@ struct gh {
 	struct tv_gather_stats st;  /* the engine's, kept past close */
 	/* every node's, on node 0 */
 	bool have_all;
-	uint64_t all_gathers, all_ok, all_rows, all_failed, all_bad;
+	uint64_t all[S_N];           /* summed over the nodes */
 };
 
 /* ---- the set-up blob ------------------------------------------------------ */
@@ -409,8 +411,6 @@ static void gh_quiesce(struct tv_tb_hw *hw, void *st)
 
 /* ---- what is reported ----------------------------------------------------------- */
 
-enum { S_GATHERS, S_OK, S_ROWS, S_FAILED, S_BAD, S_N };
-
 static void gh_stats(struct tv_tb_hw *hw, void *st, uint64_t *v)
 {
 	struct gh *h = st;
@@ -431,15 +431,7 @@ static void gh_check_end(struct tv_tb_hw *hw, void *st,
 	(void)hw;
 	if (!all)
 		return;
-	for (uint32_t n = 0; n < h->sc->nodes; n++) {
-		if (!all[n])
-			continue;
-		h->all_gathers += all[n][S_GATHERS];
-		h->all_ok += all[n][S_OK];
-		h->all_rows += all[n][S_ROWS];
-		h->all_failed += all[n][S_FAILED];
-		h->all_bad += all[n][S_BAD];
-	}
+	tv_tb_hw_stats_sum(all, h->sc->nodes, S_N, h->all);
 	h->have_all = true;
 }
 
@@ -460,8 +452,8 @@ static void gh_summary(struct tv_tb_hw *hw, void *st, FILE *out)
 	if (h->have_all)
 		fprintf(out, "; all nodes: %" PRIu64 "/%" PRIu64 " gathers, %"
 			PRIu64 " rows, %" PRIu64 " failed, %" PRIu64 " wrong",
-			h->all_ok, h->all_gathers, h->all_rows, h->all_failed,
-			h->all_bad);
+			h->all[S_OK], h->all[S_GATHERS], h->all[S_ROWS],
+			h->all[S_FAILED], h->all[S_BAD]);
 }
 
 const struct tv_tb_hw_ops gw_hw_ops = {

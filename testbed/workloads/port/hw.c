@@ -460,16 +460,14 @@ static void ph_check_end(struct tv_tb_hw *hw, void *st,
 			 const uint64_t *const *all)
 {
 	struct ph *h = st;
+	uint64_t sum[S_N];
 
 	if (!all)
 		return;
-	for (uint32_t n = 0; n < h->sc->nodes; n++) {
-		if (!all[n])
-			continue;
-		h->all_ops_ok += all[n][S_OPS_OK];
-		h->all_ops += all[n][S_OPS];
-		h->all_failed += all[n][S_FAILED];
-	}
+	tv_tb_hw_stats_sum(all, h->sc->nodes, S_N, sum);
+	h->all_ops_ok = sum[S_OPS_OK];
+	h->all_ops = sum[S_OPS];
+	h->all_failed = sum[S_FAILED];
 	h->have_all = true;
 }
 
