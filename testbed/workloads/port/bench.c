@@ -123,24 +123,15 @@ static uint64_t now_ns(void)
 static int bp_open(struct bp *b, uint32_t id, uint64_t bytes)
 {
 	struct bp_node *n = &b->n[id];
-	struct tv_ibv_config env, cfg;
+	struct tv_tb_hw_device d;
 	struct tv_port_config pc;
-	struct tv_cm_config cc;
 	char msg[512] = "";
 	int ret;
 
 	n->id = id;
-	ret = tv_ibv_config_check_env(msg, sizeof(msg), &env);
-	tv_cm_config_default(&cc);
-	cc.node_id = id;
-	cc.num_nodes = 2;
-	cc.addr = b->o->addr[id];
-	if (!ret)
-		ret = tv_cm_create(&cc, msg, sizeof(msg), &n->cm);
-	if (!ret)
-		ret = tv_cm_ibv_config(n->cm, &env, msg, sizeof(msg), &cfg);
-	if (!ret)
-		ret = tv_ibv_open(&cfg, msg, sizeof(msg), &n->dev);
+	ret = tv_tb_open_device_at(&b->o->addr[id], id, 2, &d, msg, sizeof(msg));
+	n->cm = d.cm;
+	n->dev = d.base;
 	if (ret) {
 		fprintf(stderr, "bench port: node %u: %s\n", id,
 			msg[0] ? msg : strerror(-ret));
