@@ -178,6 +178,25 @@ static const struct tv_tb_bench *find_bench(const char *name)
 	return NULL;
 }
 
+/*
+ * Under mpirun a workload's benchmark runs a node per rank (it asks
+ * tv_tb_mpi_bench_pair()); the ranks agree on the worst exit status.
+ */
+static int workload_bench(const struct tv_tb_bench *wb, int argc,
+			  char **argv, const char *argv0)
+{
+	uint32_t rank, size;
+	int rc;
+
+	if (tv_tb_mpi_init(&argc, &argv))
+		return CLI_EXIT_USAGE;
+	rc = wb->main(argc - 1, argv + 1, argv0);
+	if (tv_tb_mpi_world(&rank, &size))
+		rc = tv_tb_mpi_worst(rc);
+	tv_tb_mpi_finalize();
+	return rc;
+}
+
 int cli_bench(int argc, char **argv, const char *argv0)
 {
 	struct bench_totals t = { 0 };
@@ -189,7 +208,7 @@ int cli_bench(int argc, char **argv, const char *argv0)
 	int rc;
 
 	if (argc >= 2 && strcmp(argv[1], "sim") && (wb = find_bench(argv[1])))
-		return wb->main(argc - 1, argv + 1, argv0);
+		return workload_bench(wb, argc, argv, argv0);
 	if (argc < 2 || strcmp(argv[1], "sim")) {
 		bool help = argc >= 2 && (!strcmp(argv[1], "--help") ||
 					  !strcmp(argv[1], "-h"));

@@ -218,8 +218,7 @@ static int parse_args(struct serve_args *a, int argc, char **argv)
  */
 static int mpi_cluster(struct serve_args *a, uint32_t rank, uint32_t size)
 {
-	struct sockaddr_storage mine, *all;
-	char msg[300] = "";
+	struct sockaddr_storage *all;
 	int ret;
 
 	if (size > TV_TB_MAX_NODES)
@@ -227,15 +226,7 @@ static int mpi_cluster(struct serve_args *a, uint32_t rank, uint32_t size)
 	all = calloc(size, sizeof(*all));
 	if (!all)
 		return -ENOMEM;
-	ret = tv_tb_hw_device_addr((uint16_t)(a->mpi_port + rank), &mine, msg,
-				   sizeof(msg));
-	if (ret)
-		fprintf(stderr, "tensorverbs serve: rank %u: %s\n", rank, msg);
-	/* Every rank joins the exchange, even one without an address. */
-	if (tv_tb_mpi_worst(ret ? 1 : 0))
-		ret = ret ? ret : -ENODEV;
-	else
-		ret = tv_tb_mpi_allgather_addr(&mine, all);
+	ret = tv_tb_mpi_addrs("tensorverbs serve", (uint16_t)a->mpi_port, all);
 	for (uint32_t r = 0; !ret && r < size; r++) {
 		a->o.addrs[r] = all[r];
 		a->o.have_addr[r] = true;

@@ -243,8 +243,8 @@ static void on_hello(struct coord *c, struct coord_peer *p, const char *args)
 	p->fd = -1;
 	slot->hello = true;
 	if (fp != c->fingerprint)
-		coord_abort(c, "node %u runs another scenario or seed "
-			    "(fingerprint %016" PRIx64 ", node 0 has %016"
+		coord_abort(c, "node %u runs another scenario, seed or "
+			    "benchmark options (fingerprint %016" PRIx64 ", node 0 has %016"
 			    PRIx64 ")", n, fp, c->fingerprint);
 	check_joined(c);
 }

@@ -245,6 +245,48 @@ int tv_tb_hw_device_addr(uint16_t port, struct sockaddr_storage *ss_p,
 	return ret;
 }
 
+int tv_tb_mpi_addrs(const char *who, uint16_t port_base,
+		    struct sockaddr_storage *all)
+{
+	struct sockaddr_storage mine;
+	uint32_t rank, size;
+	char msg[300] = "";
+	int ret;
+
+	if (!tv_tb_mpi_world(&rank, &size))
+		return -ENOTSUP;
+	if ((uint32_t)port_base + size > 65535)
+		return -ERANGE;
+	ret = tv_tb_hw_device_addr((uint16_t)(port_base + rank), &mine, msg,
+				   sizeof(msg));
+	if (ret)
+		fprintf(stderr, "%s: rank %u: %s\n", who, rank, msg);
+	/* Every rank joins the exchange, even one without an address. */
+	if (tv_tb_mpi_worst(ret ? 1 : 0))
+		return ret ? ret : -ENODEV;
+	return tv_tb_mpi_allgather_addr(&mine, all);
+}
+
+int tv_tb_mpi_bench_pair(const char *who, uint16_t port_base,
+			 struct sockaddr_storage addr[2], uint32_t *node_p)
+{
+	uint32_t rank, size;
+	int ret;
+
+	if (!tv_tb_mpi_world(&rank, &size))
+		return 1;
+	if (size != 2) {
+		if (!rank)
+			fprintf(stderr, "%s: under mpirun a benchmark runs on "
+				"2 ranks (one node each), not %u\n", who, size);
+		return -EINVAL;
+	}
+	ret = tv_tb_mpi_addrs(who, port_base, addr);
+	if (!ret)
+		*node_p = rank;
+	return ret;
+}
+
 void tv_tb_hw_set_device_name(struct tv_tb_hw *hw, const char *name)
 {
 	snprintf(hw->dev_name, sizeof(hw->dev_name), "%s", name);

@@ -359,6 +359,15 @@ bool tv_tb_mpi_world(uint32_t *rank_p, uint32_t *size_p);
  */
 int tv_tb_mpi_allgather_addr(const struct sockaddr_storage *mine,
 			     struct sockaddr_storage *all);
+/*
+ * Under mpirun: every rank's address (all[r], size entries), the IPv4 of
+ * its RDMA device's RoCE GID ($RDMA_DEVICE per rank: mpirun -x) at
+ * port_base + r, gathered with MPI.  Every rank takes part; one without
+ * an address says so on stderr (who: the command) and all get -ENODEV.
+ * -ENOTSUP without MPI or without libibverbs.
+ */
+int tv_tb_mpi_addrs(const char *who, uint16_t port_base,
+		    struct sockaddr_storage *all);
 /* The worst of the ranks' exit statuses (every rank gets it). */
 int tv_tb_mpi_worst(int status);
 /*

@@ -499,6 +499,45 @@ struct tv_tb_bench {
 	int (*main)(int argc, char **argv, const char *argv0);
 };
 
+/*
+ * A benchmark's processes across hosts (`bench NAME --node N`, or a rank
+ * each under mpirun): barriers and an all-gather of set-up bytes over a
+ * TCP star around node 0, on node 0's address and port (TCP's port
+ * space, not rdma_cm's).  A wait turns the idle hook when one is set (a
+ * proxy that must keep going), else sleeps on the sockets; it ends when
+ * what it waits for is done and what this node owes the others is sent
+ * (the caller may spin on RDMA next), with -ETIMEDOUT after timeout_ns,
+ * or -ECANCELED when a peer aborted (tv_tb_peers_error() says why).  The all-gather's
+ * bytes are the peers': decode them as hostile (free each blob, then
+ * both arrays).
+ */
+struct tv_tb_peers;
+int tv_tb_peers_open(uint32_t node, uint32_t nodes,
+		     const struct sockaddr_storage *addr0, uint64_t fingerprint,
+		     uint64_t timeout_ns, struct tv_tb_peers **peers_p,
+		     char *msg, size_t cap);
+void tv_tb_peers_close(struct tv_tb_peers *p);
+void tv_tb_peers_set_idle(struct tv_tb_peers *p, void (*idle)(void *arg),
+			  void *arg);
+int tv_tb_peers_barrier(struct tv_tb_peers *p, const char *what);
+int tv_tb_peers_allgather(struct tv_tb_peers *p, const void *mine, size_t len,
+			  uint8_t ***blobs_p, size_t **lens_p);
+/* One turn without waiting (for a loop of the caller's): 0, or
+ * -ECANCELED when a peer aborted or its connection closed. */
+int tv_tb_peers_poll(struct tv_tb_peers *p);
+/* This node failed: the others stop waiting (they get -ECANCELED). */
+void tv_tb_peers_abort(struct tv_tb_peers *p, const char *why);
+const char *tv_tb_peers_error(const struct tv_tb_peers *p);
+/*
+ * Under mpirun, a benchmark's two nodes: node = rank, each rank's address
+ * the IPv4 of its device's RoCE GID ($RDMA_DEVICE per rank) at port_base
+ * + rank, gathered from every rank.  1 when not under mpirun (nothing
+ * written); 0 with both written; a negative errno (printed, naming the
+ * rank) when the world is not two ranks or a rank has no address.
+ */
+int tv_tb_mpi_bench_pair(const char *who, uint16_t port_base,
+			 struct sockaddr_storage addr[2], uint32_t *node_p);
+
 /* ---- the ops table ------------------------------------------------------------- */
 
 /* Which lines tv_tb_run_print_summary() asks for. */

@@ -215,6 +215,99 @@ mpi_two_ranks() {
 }
 mpi_two_ranks
 
+# The benchmarks split across two processes, a node each (what two hosts
+# run): under mpirun (a rank per rxe device, the addresses from MPI) and
+# with --node (the two started by hand).  Node 0 must print every figure,
+# the two sides exchanging handles and endpoints over node 0's TCP star.
+mpirun_pair() { # mpirun_pair LOG ARGS...: a rank per rxe device
+	local log=$1
+	shift
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent=false \
+		timeout -k 5 $((tmo + 20)) mpirun --oversubscribe \
+		-np 1 -x RDMA_DEVICE="$RXE_DEV0" "$tv" "$@" : \
+		-np 1 -x RDMA_DEVICE="$RXE_DEV1" "$tv" "$@" >"$log" 2>&1
+}
+
+# bench_lines LOG PREFIX WANT: PREFIX lines in LOG, at least WANT of them
+# with a positive figure in field 4 (bw/allreduce) or 3 (gather rows/s).
+bench_lines() {
+	awk -v p="$2" '$1 == p && (($2 == "bw" || $2 == "allreduce" || $2 == "lat" || $2 == "floor" || $2 ~ /^floor-/) ? $4 + 0 > 0 : $3 + 0 > 0) { n++ } END { exit !(n >= '"$3"') }' "$1"
+}
+
+mpi_benches() {
+	local name rc log
+	for name in mpi_bench_rxe mpi_bench_port mpi_bench_gather; do
+		[ -n "$only" ] && [[ "$name" != $only ]] && continue
+		if ! command -v mpirun >/dev/null; then
+			result "$name" skip "no mpirun (openmpi-bin)"
+			continue
+		fi
+		log=$work/$name.log rc=0
+		case $name in
+		mpi_bench_rxe)
+			mpirun_pair "$log" bench rxe --sizes 65536,1048576 --bytes 8388608 \
+				--lat-iters 200 --floor --timeout "$tmo" || rc=$?
+			want="bench-rxe 4" ;;
+		mpi_bench_port)
+			mpirun_pair "$log" bench port --sizes 65536,1048576 --bytes 8388608 \
+				--lat-iters 200 --allreduce 1048576 --floor --timeout "$tmo" || rc=$?
+			want="bench-port 7" ;;
+		mpi_bench_gather)
+			mpirun_pair "$log" bench gather --total 32768 --batch 4096 \
+				--timeout "$tmo" || rc=$?
+			want="bench-gather 4" ;;
+		esac
+		if grep -q 'built without MPI' "$log"; then
+			result "$name" skip "this build has no MPI"
+		elif [ "$rc" = 0 ] && bench_lines "$log" $want; then
+			result "$name" pass "($(grep -c "^${want% *} " "$log") figures from rank 0)"
+		else
+			result "$name" fail "(mpirun exit $rc)"
+			tail -n 30 "$log"
+		fi
+	done
+}
+mpi_benches
+
+# --node by hand, and the same benchmark with other options on each side:
+# both must stop at once, naming the mismatch, instead of a wrong figure.
+bench_node_split() {
+	local name=bench_node_split rc0=0 rc1=0 p1 a0 a1
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	port=$((port + 16))
+	a0=$RXE_IP0:$port a1=$RXE_IP1:$((port + 1))
+	RDMA_DEVICE=$RXE_DEV1 timeout -k 5 "$tmo" "$tv" bench port --node 1 \
+		--addr0 "$a0" --addr1 "$a1" --sizes 65536 --bytes 4194304 \
+		--lat-iters 100 --allreduce 1048576 >"$work/$name.1.log" 2>&1 &
+	p1=$!
+	RDMA_DEVICE=$RXE_DEV0 timeout -k 5 "$tmo" "$tv" bench port --node 0 \
+		--addr0 "$a0" --addr1 "$a1" --sizes 65536 --bytes 4194304 \
+		--lat-iters 100 --allreduce 1048576 >"$work/$name.0.log" 2>&1 || rc0=$?
+	wait "$p1" || rc1=$?
+	port=$((port + 16))
+	a0=$RXE_IP0:$port a1=$RXE_IP1:$((port + 1))
+	local m0=0 m1=0 t0 t1
+	t0=$(date +%s)
+	RDMA_DEVICE=$RXE_DEV1 timeout -k 5 "$tmo" "$tv" bench gather --node 1 \
+		--addr0 "$a0" --addr1 "$a1" --total 8192 --batch 4096 \
+		>"$work/$name.m1.log" 2>&1 &
+	p1=$!
+	RDMA_DEVICE=$RXE_DEV0 timeout -k 5 "$tmo" "$tv" bench gather --node 0 \
+		--addr0 "$a0" --addr1 "$a1" --total 8192 --batch 2048 \
+		>"$work/$name.m0.log" 2>&1 || m0=$?
+	wait "$p1" || m1=$?
+	t1=$(date +%s)
+	if [ "$rc0" = 0 ] && [ "$rc1" = 0 ] && bench_lines "$work/$name.0.log" bench-port 4 &&
+		[ "$m0" != 0 ] && [ "$m1" != 0 ] && [ $((t1 - t0)) -lt 60 ] &&
+		grep -q fingerprint "$work/$name.m0.log" "$work/$name.m1.log"; then
+		result "$name" pass "(port by hand: $(grep -c '^bench-port ' "$work/$name.0.log") figures; mismatched gathers stopped in $((t1 - t0)) s, exits $m0/$m1)"
+	else
+		result "$name" fail "(port exits $rc0/$rc1; mismatch exits $m0/$m1 in $((t1 - t0)) s)"
+		tail -n 12 "$work/$name".*.log
+	fi
+}
+bench_node_split
+
 # ---- tensorverbs validate, interrupted (docs/validate.md) -----------------------
 # Ctrl-C in the middle of its scenarios: it exits, and neither a serve
 # process nor a QP of ours is left behind.

@@ -26,7 +26,8 @@ static const char bench_usage[] =
 	"usage: tensorverbs bench gather [--rows N] [--row-bytes B]\n"
 	"           [--batch N] [--total N] [--sim] [--qp-op-ns N]\n"
 	"           [--post-ns N] [--link-bps N] [--latency-ns N]\n"
-	"           [--timeout S]\n"
+	"           [--timeout S] [--node 0|1]\n"
+	"       mpirun -np 2 tensorverbs bench gather [options]\n"
 	"  Gathers of --batch rows (default 16384) of --row-bytes (2048) from\n"
 	"  a server of --rows (131072) until --total rows (262144) were read,\n"
 	"  per configuration: 8 QPs with post lists of 128 (quiver's), 1 QP,\n"
@@ -36,7 +37,13 @@ static const char bench_usage[] =
 	"  message cost of --qp-op-ns (default 250), a post_send cost of\n"
 	"  --post-ns a node (default 500), a link of --link-bps bytes/s\n"
 	"  (default 12.5e9) and --latency-ns (default 1000); rows/s in\n"
-	"  virtual time.\n";
+	"  virtual time.\n"
+	"  --node N: this process runs node N only, the other node runs on\n"
+	"  another host with the other --node and the same options; they\n"
+	"  meet on node 0's address (TCP, the same port) to exchange handles\n"
+	"  and endpoints; node 0 prints.  Under mpirun (2 ranks, a host\n"
+	"  each): node = rank, at its device's RoCE address ($RDMA_DEVICE per\n"
+	"  rank) and port 7710 + rank.\n";
 
 struct gb_config {
 	const char *name;
@@ -67,6 +74,7 @@ struct gb_opts {
 	uint64_t link_bps;
 	uint64_t latency_ns;
 	uint64_t timeout_ns;
+	int only;                /* --node / the MPI rank: that node, or -1 */
 };
 
 struct gb {
@@ -78,7 +86,14 @@ struct gb {
 	uint8_t *part[2];
 	uint8_t *out;
 	uint64_t *ids;
+	struct tv_tb_peers *peers; /* split across hosts: the other node */
 };
+
+/* Is node i in this process? */
+static bool here(const struct gb *b, uint32_t i)
+{
+	return b->o->only < 0 || (uint32_t)b->o->only == i;
+}
 
 static uint64_t wall_ns(void)
 {
@@ -113,7 +128,9 @@ static int open_devices(struct gb *b)
 			b->d[i].dev = b->d[i].base = tv_sim_device(b->sim, i);
 		return ret;
 	}
-	for (int i = 0; !ret && i < 2; i++) {
+	for (uint32_t i = 0; !ret && i < 2; i++) {
+		if (!here(b, i))
+			continue;
 		ret = tv_tb_open_device_at(&b->o->addr[i], i, 2, &b->d[i], msg,
 					   sizeof(msg));
 		if (!ret)
@@ -135,6 +152,38 @@ static void close_devices(struct gb *b)
 	b->sim = NULL;
 }
 
+/*
+ * Split across hosts: each node's handle and endpoints to the other over
+ * the peers' TCP star, both ends connected before node 0 reads (a READ
+ * at a QP not yet ready to receive would wait out a retry timeout).
+ */
+static int exchange(struct gb *b, const struct gb_config *c, char *why,
+		    size_t cap)
+{
+	uint32_t me = (uint32_t)b->o->only;
+	uint8_t *mine = NULL, **all = NULL;
+	size_t len = 0, *lens = NULL;
+	int ret = gw_blob_make(b->ctx[me], me, 2, c->qps, &mine, &len);
+
+	if (!ret)
+		ret = tv_tb_peers_allgather(b->peers, mine, len, &all, &lens);
+	if (!ret)
+		ret = gw_blob_apply(b->ctx[me], me, 2, c->qps, !me, all[!me],
+				    lens[!me], why, cap);
+	if (!ret)
+		ret = tv_tb_peers_barrier(b->peers, "both ends connected");
+	else if (ret != -ECANCELED && ret != -ETIMEDOUT)
+		tv_tb_peers_abort(b->peers, why[0] ? why : strerror(-ret));
+	if (ret && !why[0])
+		snprintf(why, cap, "%s", tv_tb_peers_error(b->peers));
+	for (int n = 0; all && n < 2; n++)
+		free(all[n]);
+	free(all);
+	free(lens);
+	free(mine);
+	return ret;
+}
+
 static int engines_open(struct gb *b, const struct gb_config *c)
 {
 	struct tv_gather_config cfg;
@@ -154,13 +203,17 @@ static int engines_open(struct gb *b, const struct gb_config *c)
 	for (uint32_t i = 0; !ret && i < 2; i++) {
 		cfg.node_id = i;
 		cfg.connect = b->sim ? NULL : &b->connect[i];
-		ret = tv_gather_ctx_create(b->d[i].dev, &cfg, b->part[i], why,
-					   sizeof(why), &b->ctx[i]);
+		if (here(b, i))
+			ret = tv_gather_ctx_create(b->d[i].dev, &cfg,
+						   b->part[i], why, sizeof(why),
+						   &b->ctx[i]);
 	}
 	/* Node 0 reads node 1: its QPs only. */
-	for (uint32_t k = 0; !ret && k < c->qps; k++)
+	for (uint32_t k = 0; !ret && !b->peers && k < c->qps; k++)
 		ret = gw_connect_pair(b->ctx[0], b->ctx[1], 0, 1, k);
-	if (!ret)
+	if (!ret && b->peers)
+		ret = exchange(b, c, why, sizeof(why));
+	if (!ret && here(b, 0))
 		ret = tv_gather_out_register(b->ctx[0], b->out,
 					     (size_t)b->o->batch *
 						     b->o->row_bytes);
@@ -215,6 +268,15 @@ static int run_config(struct gb *b, const struct gb_config *c)
 	cc.rows = b->o->rows;
 	tv_gather_range(&cc, 1, &first, &end);
 	tv_prng_init(&p, 42);
+	if (!ret && !here(b, 0)) {
+		/* The server is passive: it waits for node 0's last gather. */
+		ret = tv_tb_peers_barrier(b->peers, "node 0's gathers");
+		if (ret)
+			fprintf(stderr, "bench gather: %s: %s\n", c->name,
+				tv_tb_peers_error(b->peers));
+		engines_close(b);
+		return ret;
+	}
 	t0 = clock_ns(b);
 	deadline = wall_ns() + b->o->timeout_ns;
 	while (!ret && rows < b->o->total) {
@@ -233,10 +295,14 @@ static int run_config(struct gb *b, const struct gb_config *c)
 		       "%u B, %s)\n", c->name, rps, rps * b->o->row_bytes / 1e6,
 		       rows, b->o->row_bytes, b->sim ? "virtual time" :
 		       "wall time");
-	} else if (ret) {
+	} else if (ret && b->ctx[0]) {
 		fprintf(stderr, "bench gather: %s: %s (%s)\n", c->name,
 			strerror(-ret), tv_gather_error(b->ctx[0]));
 	}
+	if (b->peers && !ret)
+		ret = tv_tb_peers_barrier(b->peers, "node 0's gathers");
+	else if (b->peers)
+		tv_tb_peers_abort(b->peers, "a gather failed");
 	engines_close(b);
 	return ret;
 }
@@ -258,6 +324,7 @@ static int parse_opts(struct gb_opts *o, int argc, char **argv)
 	o->link_bps = 12500000000ull;
 	o->latency_ns = 1000;
 	o->timeout_ns = 600ull * 1000000000ull;
+	o->only = -1;
 	if (ip0 && ip1) {
 		snprintf(a, sizeof(a), "%s:7710", ip0);
 		o->have_addr = !tv_cm_parse_addr(a, &o->addr[0]);
@@ -297,6 +364,8 @@ static int parse_opts(struct gb_opts *o, int argc, char **argv)
 			o->link_bps = n;
 		} else if (num && !strcmp(k, "--latency-ns")) {
 			o->latency_ns = n;
+		} else if (num && n <= 1 && !strcmp(k, "--node")) {
+			o->only = (int)n;
 		} else if (num && n && !strcmp(k, "--timeout")) {
 			o->timeout_ns = n * 1000000000ull;
 		} else {
@@ -329,6 +398,44 @@ static int bench_alloc(struct gb *b)
 	return b->out && b->ids ? 0 : -ENOMEM;
 }
 
+/* Under mpirun: node = rank, the addresses from the ranks' devices. */
+static int mpi_pair(struct gb_opts *o)
+{
+	uint32_t node;
+	int ret;
+
+	if (o->sim)
+		return 0;
+	ret = tv_tb_mpi_bench_pair("bench gather", 7710, o->addr, &node);
+	if (ret == 1)
+		return 0;
+	if (!ret) {
+		o->only = (int)node;
+		o->have_addr = true;
+	}
+	return ret;
+}
+
+/* Both sides must run the same benchmark: its shape is the fingerprint. */
+static int open_peers(struct gb *b)
+{
+	const struct gb_opts *o = b->o;
+	uint64_t fp = 0x6762656e6368ull; /* "gbench" */
+	char msg[300] = "";
+	int ret;
+
+	fp = fp * 1000003 ^ o->rows;
+	fp = fp * 1000003 ^ o->row_bytes;
+	fp = fp * 1000003 ^ o->batch;
+	fp = fp * 1000003 ^ o->total;
+	ret = tv_tb_peers_open((uint32_t)o->only, 2, &o->addr[0], fp,
+			       o->timeout_ns, &b->peers, msg, sizeof(msg));
+	if (ret)
+		fprintf(stderr, "bench gather: node %d: %s\n", o->only,
+			msg[0] ? msg : strerror(-ret));
+	return ret;
+}
+
 int gw_bench_main(int argc, char **argv, const char *argv0)
 {
 	struct gb_opts o;
@@ -340,20 +447,34 @@ int gw_bench_main(int argc, char **argv, const char *argv0)
 		fputs(bench_usage, stderr);
 		return 2;
 	}
+	if (mpi_pair(&o))
+		return 2;
 	if (!o.sim && !o.have_addr) {
 		fprintf(stderr, "bench gather: no addresses: set RXE_IP0 and "
 			"RXE_IP1 (ci/rxe/vm.sh does), --addr0/--addr1, or "
 			"--sim\n");
 		return 2;
 	}
+	if (o.sim && o.only >= 0) {
+		fprintf(stderr, "bench gather: --sim runs both nodes in one "
+			"process (no --node, no mpirun)\n");
+		return 2;
+	}
 	ret = bench_alloc(&b);
 	if (!ret)
 		ret = open_devices(&b);
-	printf("bench gather: %s, %" PRIu64 " rows of %u B on the server, "
+	if (!ret && o.only >= 0)
+		ret = open_peers(&b);
+	if (o.only == 1)
+		printf("bench gather: node 1 (the server) of a split run: "
+		       "node 0 prints the figures\n");
+	else
+		printf("bench gather: %s, %" PRIu64 " rows of %u B on the server, "
 	       "gathers of %u rows\n", o.sim ? "simulator" : "real verbs",
 	       o.rows, o.row_bytes, o.batch);
 	for (size_t i = 0; !ret && i < GB_NCONFIGS; i++)
 		ret = run_config(&b, &configs[i]);
+	tv_tb_peers_close(b.peers);
 	close_devices(&b);
 	for (int i = 0; i < 2; i++)
 		free(b.part[i]);

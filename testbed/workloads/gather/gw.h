@@ -106,6 +106,17 @@ void gw_fill_part(const struct gw_scenario *sc, uint64_t seed, uint32_t node,
 		  uint8_t *part);
 void gw_batch_ids(const struct gw_scenario *sc, uint64_t seed, size_t b,
 		  uint64_t *ids);
+/*
+ * hw.c: a node's set-up bytes for its peers (magic, version, node, QPs
+ * per peer, its partition handle, its endpoints), and a peer p's applied:
+ * its handle set, our QPs towards it connected.  The bytes are the
+ * peer's: checked field by field, msg names what is wrong.
+ */
+int gw_blob_make(struct tv_gather_ctx *ctx, uint32_t me, uint32_t nodes,
+		 uint32_t qps, uint8_t **blob_p, size_t *len_p);
+int gw_blob_apply(struct tv_gather_ctx *ctx, uint32_t me, uint32_t nodes,
+		  uint32_t qps, uint32_t p, const uint8_t *b, size_t len,
+		  char *msg, size_t cap);
 int gw_connect_pair(struct tv_gather_ctx *cc, struct tv_gather_ctx *sc,
 		    uint32_t c, uint32_t s, uint32_t k);
 int gw_setup(struct tv_tb_run *run, void **state_p);

@@ -55,19 +55,17 @@ struct gh {
 
 /* ---- the set-up blob ------------------------------------------------------ */
 
-static size_t blob_len(const struct gw_scenario *sc)
+static size_t blob_len(uint32_t nodes, uint32_t qps)
 {
-	return GH_HEAD_BYTES +
-	       (size_t)sc->nodes * sc->cfg.qps_per_peer * 2 * GH_EP_BYTES;
+	return GH_HEAD_BYTES + (size_t)nodes * qps * 2 * GH_EP_BYTES;
 }
 
 /* Entry of (peer, k, role) in a blob: its offset. */
-static size_t ep_off(const struct gw_scenario *sc, uint32_t peer, uint32_t k,
+static size_t ep_off(uint32_t qps, uint32_t peer, uint32_t k,
 		     enum tv_gather_role role)
 {
-	return GH_HEAD_BYTES +
-	       (((size_t)peer * sc->cfg.qps_per_peer + k) * 2 + role) *
-		       GH_EP_BYTES;
+	return GH_HEAD_BYTES + (((size_t)peer * qps + k) * 2 + role) *
+				       GH_EP_BYTES;
 }
 
 static void ep_put(uint8_t *p, const struct tv_vf_qp_endpoint *ep)
@@ -91,11 +89,10 @@ static int ep_get(const uint8_t *p, struct tv_vf_qp_endpoint *ep_p)
 	return 0;
 }
 
-/* magic, version, node, QPs per peer, our handle, then our endpoints. */
-static int blob_make(struct gh *h, uint8_t **blob_p, size_t *len_p)
+int gw_blob_make(struct tv_gather_ctx *ctx, uint32_t me, uint32_t nodes,
+		 uint32_t qps, uint8_t **blob_p, size_t *len_p)
 {
-	const struct gw_scenario *sc = h->sc;
-	size_t len = blob_len(sc);
+	size_t len = blob_len(nodes, qps);
 	struct tv_gather_part_handle ph;
 	uint8_t *b = calloc(1, len);
 	int ret = 0;
@@ -104,20 +101,19 @@ static int blob_make(struct gh *h, uint8_t **blob_p, size_t *len_p)
 		return -ENOMEM;
 	tv_le_put(b, GH_MAGIC, 4);
 	tv_le_put(b + 4, GH_VERSION, 4);
-	tv_le_put(b + 8, h->me, 4);
-	tv_le_put(b + 12, sc->cfg.qps_per_peer, 4);
-	tv_gather_part_handle(h->ctx, &ph);
+	tv_le_put(b + 8, me, 4);
+	tv_le_put(b + 12, qps, 4);
+	tv_gather_part_handle(ctx, &ph);
 	tv_gather_handle_encode(&ph, b + 16, TV_GATHER_HANDLE_BYTES);
-	for (uint32_t p = 0; !ret && p < sc->nodes; p++)
-		for (uint32_t k = 0; p != h->me && !ret &&
-				     k < sc->cfg.qps_per_peer; k++)
+	for (uint32_t p = 0; !ret && p < nodes; p++)
+		for (uint32_t k = 0; p != me && !ret && k < qps; k++)
 			for (int role = 0; !ret && role < 2; role++) {
 				struct tv_vf_qp_endpoint ep;
 
-				ret = tv_gather_qp_endpoint(h->ctx, p, k, role,
+				ret = tv_gather_qp_endpoint(ctx, p, k, role,
 							    &ep);
 				if (!ret)
-					ep_put(b + ep_off(sc, p, k, role), &ep);
+					ep_put(b + ep_off(qps, p, k, role), &ep);
 			}
 	if (ret) {
 		free(b);
@@ -128,17 +124,16 @@ static int blob_make(struct gh *h, uint8_t **blob_p, size_t *len_p)
 	return 0;
 }
 
-/* Peer p's blob: its handle set, our QPs towards it connected. */
-static int blob_apply(struct gh *h, uint32_t p, const uint8_t *b, size_t len,
-		      char *msg, size_t cap)
+int gw_blob_apply(struct tv_gather_ctx *ctx, uint32_t me, uint32_t nodes,
+		  uint32_t qps, uint32_t p, const uint8_t *b, size_t len,
+		  char *msg, size_t cap)
 {
-	const struct gw_scenario *sc = h->sc;
 	struct tv_gather_part_handle ph;
 	int ret;
 
-	if (len != blob_len(sc) || tv_le_get(b, 4) != GH_MAGIC ||
+	if (len != blob_len(nodes, qps) || tv_le_get(b, 4) != GH_MAGIC ||
 	    tv_le_get(b + 4, 4) != GH_VERSION || tv_le_get(b + 8, 4) != p ||
-	    tv_le_get(b + 12, 4) != sc->cfg.qps_per_peer) {
+	    tv_le_get(b + 12, 4) != qps) {
 		snprintf(msg, cap, "node %u's set-up data is not ours (%zu "
 			 "bytes, wrong magic, version, node or QP count)", p,
 			 len);
@@ -146,26 +141,26 @@ static int blob_apply(struct gh *h, uint32_t p, const uint8_t *b, size_t len,
 	}
 	ret = tv_gather_handle_decode(b + 16, TV_GATHER_HANDLE_BYTES, &ph);
 	if (!ret)
-		ret = tv_gather_set_peer(h->ctx, &ph);
+		ret = tv_gather_set_peer(ctx, &ph);
 	if (ret) {
 		snprintf(msg, cap, "node %u's partition handle: %s", p,
-			 tv_gather_error(h->ctx)[0] ? tv_gather_error(h->ctx) :
+			 tv_gather_error(ctx)[0] ? tv_gather_error(ctx) :
 			 "malformed");
 		return -EPROTO;
 	}
-	for (uint32_t k = 0; k < sc->cfg.qps_per_peer; k++)
+	for (uint32_t k = 0; k < qps; k++)
 		for (int role = 0; role < 2; role++) {
 			struct tv_vf_qp_endpoint ep;
 
 			/* Our client k talks to its server k, and back. */
-			if (ep_get(b + ep_off(sc, h->me, k, !role), &ep)) {
+			if (ep_get(b + ep_off(qps, me, k, !role), &ep)) {
 				snprintf(msg, cap, "node %u's endpoint %u is "
 					 "malformed", p, k);
 				return -EPROTO;
 			}
-			ret = tv_gather_qp_connect(h->ctx, p, k, role, &ep);
+			ret = tv_gather_qp_connect(ctx, p, k, role, &ep);
 			if (ret) {
-				snprintf(msg, cap, "%s", tv_gather_error(h->ctx));
+				snprintf(msg, cap, "%s", tv_gather_error(ctx));
 				return ret;
 			}
 		}
@@ -227,14 +222,16 @@ static int gh_connect(struct tv_tb_hw *hw, void *st)
 	uint8_t *mine = NULL, **all = NULL;
 	size_t len = 0, *lens = NULL;
 	char msg[GH_MSG_MAX] = "";
-	int ret = blob_make(h, &mine, &len);
+	int ret = gw_blob_make(h->ctx, h->me, h->sc->nodes,
+			       h->sc->cfg.qps_per_peer, &mine, &len);
 
 	if (!ret)
 		ret = tv_tb_hw_allgather(hw, mine, len, &all, &lens);
 	for (uint32_t p = 0; !ret && p < h->sc->nodes; p++)
 		if (p != h->me)
-			ret = blob_apply(h, p, all[p], lens[p], msg,
-					 sizeof(msg));
+			ret = gw_blob_apply(h->ctx, h->me, h->sc->nodes,
+					    h->sc->cfg.qps_per_peer, p, all[p],
+					    lens[p], msg, sizeof(msg));
 	if (ret)
 		tv_tb_hw_fail(hw, TV_TB_FK_RUNNER, "set-up: %s",
 			      msg[0] ? msg : strerror(-ret));

@@ -75,6 +75,24 @@ int pf_connect(struct pf *a, struct pf *b)
 	return ret;
 }
 
+int pf_connect_remote(struct pf *f, const struct tv_vf_qp_endpoint *peer,
+		      uint64_t peer_addr, uint32_t peer_rkey)
+{
+	struct tv_vf_qp_endpoint mine;
+	int ret = tv_vf_qp_endpoint(f->qp, &mine);
+
+	if (!ret)
+		ret = tv_vf_connect_qp(f->qp, &f->cc, &mine, peer);
+	f->peer_addr = peer_addr;
+	f->peer_rkey = peer_rkey;
+	return ret;
+}
+
+uint64_t pf_buf_bytes(void)
+{
+	return PF_BUF;
+}
+
 void pf_close(struct pf *f)
 {
 	if (f->qp)

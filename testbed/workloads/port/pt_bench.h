@@ -29,6 +29,11 @@ uint64_t pt_bench_now_ns(void);
 int pf_open(struct pf *f, struct tv_vf_device *dev,
 	    const struct tv_vf_connect_cfg *cc);
 int pf_connect(struct pf *a, struct pf *b);
+/* Split across hosts: our QP to the peer's, its buffer and rkey. */
+int pf_connect_remote(struct pf *f, const struct tv_vf_qp_endpoint *peer,
+		      uint64_t peer_addr, uint32_t peer_rkey);
+/* The size of a floor's buffer (what a peer may address). */
+uint64_t pf_buf_bytes(void);
 void pf_close(struct pf *f);
 /* What a floor's round puts on the wire, and where the peer polls. */
 enum pf_kind {

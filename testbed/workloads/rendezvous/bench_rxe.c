@@ -40,7 +40,8 @@ static const char bench_usage[] =
 	"           [--sizes 4096,65536,...] [--bytes N] [--lat-iters N]\n"
 	"           [--window N] [--fetcher-poll busy|event]\n"
 	"           [--publisher-poll busy|event] [--breakdown] [--floor]\n"
-	"           [--max-inline BYTES] [--timeout S]\n"
+	"           [--max-inline BYTES] [--timeout S] [--node 0|1]\n"
+	"       mpirun -np 2 tensorverbs bench rxe [options]\n"
 	"  Fetch bandwidth for each size (N bytes per size, default 256 MiB,\n"
 	"  at least 4 fetches, up to --window in flight, default 16) and the\n"
 	"  latency of a 64-byte fetch (--lat-iters, default 2000), cached\n"
@@ -57,7 +58,13 @@ static const char bench_usage[] =
 	"  receives): 'bench-rxe floor 64 MEDIAN_US P99_US'.  Payloads up to\n"
 	"  --max-inline bytes are posted inline, by the engine and the floor\n"
 	"  (default: the engine's, 128; 0: never).  Each of the two runs\n"
-	"  fails after --timeout seconds (default 600) without a result.\n";
+	"  fails after --timeout seconds (default 600) without a result.\n"
+	"  --node N: this process runs node N only (the other one runs on\n"
+	"  another host with --node of the other node and the same options;\n"
+	"  node 0 prints).  Under mpirun (2 ranks, a host each): node = rank,\n"
+	"  each at its device's RoCE address ($RDMA_DEVICE per rank) and\n"
+	"  port 7600 + rank, exchanged with MPI.  --breakdown needs both\n"
+	"  nodes in one host.\n";
 
 /* --breakdown: where a latency fetch's time goes, both processes' clocks. */
 enum { BD_CALL, BD_REQ_POSTED, BD_REQ_SEEN, BD_WRITE_POSTED, BD_DONE, BD_N };
@@ -78,6 +85,7 @@ struct br_opts {
 	bool auto_poll;            /* publisher: events for bandwidth, then busy */
 	bool want_breakdown;
 	bool want_floor;
+	int only;                  /* --node / the MPI rank: that node, or -1 */
 	uint32_t timeout_s;        /* per run (the engine's, the floor's) */
 	uint32_t max_inline;       /* the engine's and the floor's */
 	struct br_breakdown *bd;   /* shared with the forked publisher, or NULL */
@@ -561,6 +569,7 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 	o->lat_iters = 2000;
 	o->window = 16;
 	o->timeout_s = 600;
+	o->only = -1;
 	tv_engine_config_default(&ec);
 	o->max_inline = ec.max_inline_bytes;
 	/*
@@ -597,6 +606,11 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 			continue;
 		if (!strcmp(a, "--sizes") && !parse_sizes(o, val))
 			continue;
+		if (!strcmp(a, "--node") && (!strcmp(val, "0") ||
+					     !strcmp(val, "1"))) {
+			o->only = val[0] - '0';
+			continue;
+		}
 		if (!tv_tb_parse_u64(val, &v) && v > 0 && v <= (1ull << 40)) {
 			if (!strcmp(a, "--bytes")) {
 				o->bytes = v;
@@ -622,7 +636,7 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 		}
 		return -EINVAL;
 	}
-	return o->addr[0].ss_family && o->addr[1].ss_family ? 0 : -EINVAL;
+	return 0;
 }
 
 /*
@@ -708,6 +722,40 @@ static int run_pair(int (*node)(const struct br_opts *o, uint32_t id),
 	return 0;
 }
 
+/*
+ * One node here, the other elsewhere (--node, or a rank each): no fork,
+ * the same runs in the same order on both sides, which meet over rdma_cm.
+ */
+static int run_alone(const struct br_opts *o)
+{
+	uint32_t id = (uint32_t)o->only;
+
+	br_node = id;
+	signal(SIGALRM, br_timed_out);
+	alarm(o->timeout_s);
+	if (run_node(o, id))
+		return 1;
+	alarm(o->timeout_s);
+	if (o->want_floor && floor_node(o, id))
+		return 1;
+	alarm(0);
+	return 0;
+}
+
+/* Under mpirun: node = rank, the addresses from the ranks' devices. */
+static int mpi_pair(struct br_opts *o)
+{
+	uint32_t node;
+	int ret = tv_tb_mpi_bench_pair("bench rxe", 7600, o->addr, &node);
+
+	if (ret == 1)
+		return 0;
+	if (ret)
+		return ret;
+	o->only = (int)node;
+	return 0;
+}
+
 int rv_bench_rxe_main(int argc, char **argv, const char *argv0)
 {
 	struct br_opts o;
@@ -717,8 +765,14 @@ int rv_bench_rxe_main(int argc, char **argv, const char *argv0)
 		fputs(bench_usage, stdout);
 		return 0;
 	}
-	if (parse_opts(&o, argc, argv)) {
+	if (parse_opts(&o, argc, argv) || mpi_pair(&o) ||
+	    !o.addr[0].ss_family || !o.addr[1].ss_family) {
 		fputs(bench_usage, stderr);
+		return 2;
+	}
+	if (o.want_breakdown && o.only >= 0) {
+		fprintf(stderr, "bench rxe: --breakdown needs both nodes in "
+			"one host (not with --node or mpirun)\n");
 		return 2;
 	}
 	if (o.want_breakdown) {
@@ -734,6 +788,8 @@ int rv_bench_rxe_main(int argc, char **argv, const char *argv0)
 		o.bd->first_step = o.nsizes * BR_STEP_STRIDE + 10;
 	}
 	/* Node 0 fetches, node 1 publishes; then the floor, if asked. */
+	if (o.only >= 0)
+		return run_alone(&o);
 	if (run_pair(run_node, &o, "the engine's run") ||
 	    (o.want_floor && run_pair(floor_node, &o, "--floor")))
 		return 1;
