@@ -25,6 +25,12 @@ static const char validate_usage[] =
 	"  --json FILE    report.json here too\n"
 	"  --junit FILE   every check as a JUnit test case\n"
 	"\n"
+	"Across hosts: mpirun -np N tensorverbs validate [options], a rank per\n"
+	"host (RDMA_DEVICE per rank with mpirun -x).  Every rank checks its\n"
+	"devices; scenario node j runs on rank j mod N; the benchmarks run\n"
+	"node 0 on rank 0 and node 1 on rank 1, perftest's server on rank 1;\n"
+	"rank 0 writes the report (the others' logs under DIR/rankR).\n"
+	"\n"
 	"exit status: 0 every check passed or was skipped, 1 a check failed,\n"
 	"2 bad usage or the report could not be written.\n";
 
@@ -51,6 +57,7 @@ int cli_validate(int argc, char **argv, const char *argv0)
 	ssize_t n;
 	struct tv_tb_validation *v = NULL;
 	uint64_t t;
+	uint32_t rank, size;
 	int c, rc;
 
 	(void)argv0;
@@ -88,10 +95,20 @@ int cli_validate(int argc, char **argv, const char *argv0)
 		o.self = self;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (tv_tb_mpi_init(&argc, &argv))
+		return CLI_EXIT_USAGE;
 	rc = tv_tb_validate(&o, &v);
 	if (rc) {
 		fprintf(stderr, "tensorverbs validate: %s\n", strerror(-rc));
+		tv_tb_mpi_finalize();
 		return CLI_EXIT_USAGE;
+	}
+	if (tv_tb_mpi_world(&rank, &size) && rank) {
+		/* Rank 0 has every check and writes the report. */
+		tv_tb_validation_free(v);
+		c = tv_tb_mpi_worst(CLI_EXIT_OK);
+		tv_tb_mpi_finalize();
+		return c;
 	}
 	rc = tv_tb_validation_write(v, json);
 	if (!rc && junit)
@@ -106,5 +123,7 @@ int cli_validate(int argc, char **argv, const char *argv0)
 	c = rc ? CLI_EXIT_USAGE : tv_tb_validation_failed(v) ? CLI_EXIT_FAIL :
 							       CLI_EXIT_OK;
 	tv_tb_validation_free(v);
+	c = tv_tb_mpi_worst(c);
+	tv_tb_mpi_finalize();
 	return c;
 }

@@ -178,3 +178,29 @@ int tv_tb_mpi_worst(int status)
 			      MPI_COMM_WORLD);
 	return worst;
 }
+
+/* ---- for validate across hosts (validate_mpi.c) ------------------------------ */
+
+void tb_mpi_bcast(void *buf, size_t len)
+{
+	MPI_Bcast(buf, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
+void tb_mpi_allgather(const void *mine, size_t len, void *all)
+{
+	MPI_Allgather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE,
+		      MPI_COMM_WORLD);
+}
+
+int tb_mpi_min(int v)
+{
+	int m = v;
+
+	MPI_Allreduce(&v, &m, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	return m;
+}
+
+void tb_mpi_barrier(void)
+{
+	MPI_Barrier(MPI_COMM_WORLD);
+}

@@ -66,11 +66,33 @@ void tv_tb_peers_set_idle(struct tv_tb_peers *p, void (*idle)(void *arg),
 	p->idle_arg = arg;
 }
 
+/* What we queued (node 0's GO after the last BAR came in) goes now:
+ * the caller may spin on RDMA next, without a turn of the star. */
+static bool flushed(const struct coord *c)
+{
+	for (size_t i = 0; i < c->npeers; i++)
+		if (c->peers[i].fd >= 0 && c->peers[i].out_len)
+			return false;
+	return true;
+}
+
+/* An ABORT (ours, or node 0 passing one on) reaches the others now,
+ * not when this process closes: up to a second. */
+static void flush_out(struct tv_tb_peers *p)
+{
+	uint64_t until = tb_wall_ns() + 1000000000ull;
+
+	while (!flushed(&p->co) && tb_wall_ns() < until) {
+		if (coord_poll(&p->co, tb_wall_ns()) < 0)
+			break;
+		poll(NULL, 0, 1);
+	}
+}
+
 void tv_tb_peers_abort(struct tv_tb_peers *p, const char *why)
 {
 	coord_abort(&p->co, "node %u: %s", p->co.node, why);
-	/* One more turn: the ABORT line leaves before the caller goes. */
-	coord_poll(&p->co, tb_wall_ns());
+	flush_out(p);
 }
 
 const char *tv_tb_peers_error(const struct tv_tb_peers *p)
@@ -95,16 +117,6 @@ static void peers_idle(struct tv_tb_peers *p)
 	poll(pfd, n > 0 ? (nfds_t)n : 0, ms);
 }
 
-/* What we queued (node 0's GO after the last BAR came in) goes now:
- * the caller may spin on RDMA next, without a turn of the star. */
-static bool flushed(const struct coord *c)
-{
-	for (size_t i = 0; i < c->npeers; i++)
-		if (c->peers[i].fd >= 0 && c->peers[i].out_len)
-			return false;
-	return true;
-}
-
 static int peers_wait(struct tv_tb_peers *p, bool (*cond)(struct coord *c,
 							   uint64_t arg),
 		      uint64_t arg, const char *what)
@@ -117,6 +129,7 @@ static int peers_wait(struct tv_tb_peers *p, bool (*cond)(struct coord *c,
 		if (cond(&p->co, arg) && flushed(&p->co))
 			return 0;
 		if (p->co.aborted) {
+			flush_out(p);
 			snprintf(p->err, sizeof(p->err), "waiting for %s: %s",
 				 what, p->co.abort_msg);
 			return -ECANCELED;

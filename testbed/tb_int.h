@@ -190,6 +190,15 @@ struct tb_rec *tb_trace_rec(struct tv_tb_trace *trace);
 /* ---- run.c ------------------------------------------------------------------ */
 
 /* A run with a recorder of the caller's (replay, counting), or none. */
+/*
+ * mpi.c / mpi_none.c, for validate across hosts: a broadcast from rank 0,
+ * an all-gather of len bytes a rank, the smallest of an int, a barrier
+ * (the same binary on every rank: records travel as bytes).
+ */
+void tb_mpi_bcast(void *buf, size_t len);
+void tb_mpi_allgather(const void *mine, size_t len, void *all);
+int tb_mpi_min(int v);
+void tb_mpi_barrier(void);
 /* swarm.c: this process's seeds; swarm_mpi.c / mpi_none.c: the ranks'. */
 int tb_swarm_local(const struct tv_tb_swarm_opts *opts,
 		   struct tv_tb_swarm_report *rep_p);

@@ -74,10 +74,39 @@ bool val_stopped(void)
 	return stop_requested;
 }
 
+/*
+ * A child's environment: ours with env (NAME=VALUE) set, without
+ * mpirun's variables: the children are not ranks of our job, and a
+ * serve or bench that saw them would call MPI_Init and fail.
+ */
+#define VAL_ENV_MAX 1024
+extern char **environ;
+
+static void child_env(const char *env, char **envp)
+{
+	size_t n = 0, klen = env ? strcspn(env, "=") + 1 : 0;
+
+	for (char **e = environ; *e && n + 2 < VAL_ENV_MAX; e++) {
+		if (!strncmp(*e, "OMPI_", 5) || !strncmp(*e, "PMIX_", 5) ||
+		    !strncmp(*e, "PMI_", 4) || !strncmp(*e, "OPAL_", 5))
+			continue;
+		if (env && !strncmp(*e, env, klen))
+			continue; /* replaced */
+		envp[n++] = *e;
+	}
+	if (env)
+		envp[n++] = (char *)env;
+	envp[n] = NULL;
+}
+
 /* argv with env (NAME=VALUE or NULL) set, output to log: its pid. */
 int val_spawn_node(char *const argv[], const char *env, const char *log)
 {
-	pid_t pid = fork();
+	static char *envp[VAL_ENV_MAX];
+	pid_t pid;
+
+	child_env(env, envp);
+	pid = fork();
 
 	if (pid < 0)
 		return -errno;
@@ -91,9 +120,7 @@ int val_spawn_node(char *const argv[], const char *env, const char *log)
 			dup2(fd, 2);
 			close(fd);
 		}
-		if (env)
-			putenv((char *)env);
-		execvp(argv[0], argv);
+		execvpe(argv[0], argv, envp);
 		_exit(127);
 	}
 	setpgid(pid, pid);
@@ -168,7 +195,7 @@ void val_add(struct tv_tb_validation *v, const char *group, const char *name,
 	va_start(ap, fmt);
 	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
 	va_end(ap);
-	if (v->opts->progress)
+	if (v->opts->progress && !v->quiet)
 		fprintf(v->opts->progress, "[%3zu %6.1f s] %-10s %-44s %s%s%s\n",
 			v->nchecks, (double)(val_now_ns() - v->t0) / 1e9, group,
 			name, val_status_name(st), c->detail[0] ? ": " : "",
@@ -329,6 +356,27 @@ static void config(struct tv_tb_validation *v)
 	    "%s", ret ? msg : "valid (docs/ibverbs.md)");
 }
 
+/* This rank's folder (out_dir; under mpirun, out_dir/rankR for R > 0). */
+static int make_dirs(struct tv_tb_validation *v)
+{
+	static const char *const sub[] = { "", "/logs", "/scenarios" };
+	char path[700];
+
+	if (mkdir(v->opts->out_dir, 0755) && errno != EEXIST)
+		return -errno;
+	if (v->rank)
+		snprintf(v->dir, sizeof(v->dir), "%s/rank%u", v->opts->out_dir,
+			 v->rank);
+	else
+		snprintf(v->dir, sizeof(v->dir), "%s", v->opts->out_dir);
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s%s", v->dir, sub[i]);
+		if (mkdir(path, 0755) && errno != EEXIST)
+			return -errno;
+	}
+	return 0;
+}
+
 int tv_tb_validate(const struct tv_tb_validate_opts *o, struct tv_tb_validation **v_p)
 {
 	struct tv_tb_validation *v = calloc(1, sizeof(*v));
@@ -339,19 +387,37 @@ int tv_tb_validate(const struct tv_tb_validate_opts *o, struct tv_tb_validation 
 	v->opts = o;
 	v->t0 = val_now_ns();
 	v->next_port = 21000; /* rdma_cm and perftest ports from here */
+	v->size = 1;
+	if (tv_tb_mpi_world(&v->rank, &v->size) && v->size < 2)
+		v->size = 1;
+	v->quiet = v->rank != 0;
 	val_signals();
-	ret = mkdir(o->out_dir, 0755);
-	if (ret && errno != EEXIST) {
-		ret = -errno;
+	ret = make_dirs(v);
+	if (ret) {
 		free(v);
 		return ret;
 	}
 	devices(v);
 	config(v);
-	val_scenarios(v);
-	val_faults(v);
-	val_benchmarks(v);
+	ret = v->size > 1 ? val_mpi_hosts(v) : 0;
+	if (v->size == 1 && v->ndevs >= 2) {
+		v->have_pair = true;
+		v->pair[0] = v->devs[0];
+		v->pair[1] = v->devs[1];
+	}
+	if (!ret && v->rank) {
+		val_mpi_serve(v);
+	} else if (!ret) {
+		val_scenarios(v);
+		val_faults(v);
+		val_benchmarks(v);
+		val_mpi_done(v);
+	}
 	v->secs = (double)(val_now_ns() - v->t0) / 1e9;
+	if (ret) {
+		tv_tb_validation_free(v);
+		return ret;
+	}
 	*v_p = v;
 	return 0;
 }

@@ -17,7 +17,7 @@
 
 #define SEC 1000000000ull
 
-static bool in_path(const char *tool)
+bool val_in_path(const char *tool)
 {
 	const char *path = getenv("PATH");
 	char buf[4096], *save = NULL, *dir;
@@ -58,57 +58,119 @@ static double field(const char *log, const char *first, int col)
 	return v;
 }
 
-/* tool's server on device 1, its client on device 0: 0 or an error. */
-static int perftest(struct tv_tb_validation *v, const char *tool,
-		    const char *tag, char *const *args, char *log, size_t cap)
+/* perftest's argv: tool, our device (pair[me]), its GID, port, args. */
+static size_t perftest_argv(struct tv_tb_validation *v, const char *tool,
+			    int me, char *const *args, char *port, char *gid,
+			    char **av)
 {
-	char port[8], gid0[8], gid1[8], slog[600];
-	char *sv[24] = { (char *)tool, "-d", v->devs[1].name, "-x", gid1,
-			 "-p", port, "-F", "--report_gbits" };
-	char *cv[24] = { (char *)tool, "-d", v->devs[0].name, "-x", gid0,
-			 "-p", port, "-F", "--report_gbits" };
 	size_t a = 9;
-	int spid, rc = -1;
 
-	snprintf(port, sizeof(port), "%u", v->next_port++);
-	snprintf(gid0, sizeof(gid0), "%u", v->devs[0].gid_index);
-	snprintf(gid1, sizeof(gid1), "%u", v->devs[1].gid_index);
-	for (size_t k = 0; args[k] && a < 22; k++, a++)
-		sv[a] = cv[a] = args[k];
-	cv[a] = v->devs[1].ip;
-	snprintf(slog, sizeof(slog), "%s/logs/%s.server.log", v->opts->out_dir,
-		 tag);
-	snprintf(log, cap, "%s/logs/%s.log", v->opts->out_dir, tag);
-	spid = val_spawn_node(sv, NULL, slog);
-	if (spid < 0)
-		return spid;
+	snprintf(gid, 8, "%u", v->pair[me].gid_index);
+	av[0] = (char *)tool;
+	av[1] = "-d";
+	av[2] = v->pair[me].name;
+	av[3] = "-x";
+	av[4] = gid;
+	av[5] = "-p";
+	av[6] = port;
+	av[7] = "-F";
+	av[8] = "--report_gbits";
+	for (size_t k = 0; args[k] && a < 22; k++)
+		av[a++] = args[k];
+	av[a] = NULL;
+	return a;
+}
+
+int val_perftest_server(struct tv_tb_validation *v, const char *tool,
+			const char *tag, char *const *args, uint32_t port)
+{
+	char p[8], gid[8], slog[700];
+	char *sv[24];
+
+	snprintf(p, sizeof(p), "%u", port);
+	perftest_argv(v, tool, 1, args, p, gid, sv);
+	snprintf(slog, sizeof(slog), "%s/logs/%s.server.log", v->dir, tag);
+	return val_spawn_node(sv, NULL, slog);
+}
+
+int val_perftest_client(struct tv_tb_validation *v, const char *tool,
+			const char *tag, char *const *args, uint32_t port,
+			char *log, size_t cap)
+{
+	char p[8], gid[8];
+	char *cv[24];
+	size_t a;
+	int rc = -1;
+
+	snprintf(p, sizeof(p), "%u", port);
+	a = perftest_argv(v, tool, 0, args, p, gid, cv);
+	cv[a] = v->pair[1].ip;
+	cv[a + 1] = NULL;
+	snprintf(log, cap, "%s/logs/%s.log", v->dir, tag);
 	/* The client may come before the server listens: a few tries. */
 	for (int t = 0; t < 10 && rc && !val_stopped(); t++) {
 		usleep(300000);
 		rc = val_run(cv, NULL, log, 120 * SEC);
 	}
+	return rc;
+}
+
+/* tool's server on pair[1], its client on pair[0]: 0 or an error. */
+static int perftest(struct tv_tb_validation *v, const char *tool,
+		    const char *tag, char *const *args, char *log, size_t cap)
+{
+	uint32_t port = v->next_port++;
+	int spid, rc;
+
+	if (v->hosts)
+		return val_mpi_perftest(v, tool, tag, args, port, log, cap);
+	spid = val_perftest_server(v, tool, tag, args, port);
+	if (spid < 0)
+		return spid;
+	rc = val_perftest_client(v, tool, tag, args, port, log, cap);
 	val_reap_nodes(&spid, 1, val_now_ns() + 10 * SEC);
 	return rc;
 }
 
-static int ours(struct tv_tb_validation *v, char *const *args,
-		const char *tag, char *log, size_t cap)
+int val_bench_run(struct tv_tb_validation *v, char *const *args, int node,
+		  uint32_t port, const char *tag, char *log, size_t cap)
 {
-	char a0[64], a1[64];
-	char *argv[24] = { (char *)(v->opts->self ? v->opts->self :
+	char a0[64], a1[64], nd[8];
+	char *argv[26] = { (char *)(v->opts->self ? v->opts->self :
 				    "/proc/self/exe"), "bench" };
+	char env[96];
 	size_t a = 2;
 
-	snprintf(a0, sizeof(a0), "%s:%u", v->devs[0].ip, v->next_port++);
-	snprintf(a1, sizeof(a1), "%s:%u", v->devs[1].ip, v->next_port++);
+	snprintf(a0, sizeof(a0), "%s:%u", v->pair[0].ip, port);
+	snprintf(a1, sizeof(a1), "%s:%u", v->pair[1].ip, port + 1);
 	for (size_t k = 0; args[k] && a < 19; k++)
 		argv[a++] = args[k];
 	argv[a++] = "--addr0";
 	argv[a++] = a0;
 	argv[a++] = "--addr1";
 	argv[a++] = a1;
-	snprintf(log, cap, "%s/logs/%s.log", v->opts->out_dir, tag);
-	return val_run(argv, NULL, log, 600 * SEC);
+	if (node >= 0) {
+		snprintf(nd, sizeof(nd), "%d", node);
+		argv[a++] = "--node";
+		argv[a++] = nd;
+		snprintf(log, cap, "%s/logs/%s.%d.log", v->dir, tag, node);
+	} else {
+		snprintf(log, cap, "%s/logs/%s.log", v->dir, tag);
+	}
+	snprintf(env, sizeof(env), "RDMA_DEVICE=%s",
+		 v->pair[node > 0 ? 1 : 0].name);
+	return val_run(argv, node >= 0 ? env : NULL, log, 600 * SEC);
+}
+
+static int ours(struct tv_tb_validation *v, char *const *args,
+		const char *tag, char *log, size_t cap)
+{
+	uint32_t port = v->next_port;
+
+	v->next_port += 2;
+	if (v->hosts)
+		return val_mpi_bench(v, args, port, tag, log, cap);
+	return val_bench_run(v, args, -1, port, tag, log, cap);
 }
 
 static const char *const sizes[] = { "4096", "65536", "1048576" };
@@ -241,10 +303,15 @@ void val_benchmarks(struct tv_tb_validation *v)
 
 	if (!v->opts->bench)
 		why = "not asked for (--no-bench)";
-	else if (v->ndevs < 2)
-		why = "needs two devices with RoCE IPv4 addresses";
-	else if (!in_path("ib_write_bw") || !in_path("ib_read_bw"))
-		why = "perftest is not installed (ib_write_bw, ib_read_bw)";
+	else if (!v->have_pair)
+		why = v->hosts ? "needs a device with a RoCE IPv4 address on "
+			"ranks 0 and 1" : "needs two devices with RoCE IPv4 "
+			"addresses";
+	else if (!val_mpi_have(v, "ib_write_bw") ||
+		 !val_mpi_have(v, "ib_read_bw"))
+		why = v->hosts ? "perftest is not installed on every rank "
+			"(ib_write_bw, ib_read_bw)" : "perftest is not "
+			"installed (ib_write_bw, ib_read_bw)";
 	if (why) {
 		val_add(v, "benchmark", "benchmarks beside perftest", VAL_SKIP,
 			0, "%s", why);

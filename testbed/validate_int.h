@@ -33,6 +33,13 @@ struct val_dev {
 	bool atomics;
 };
 
+/* A rank's host under mpirun: its name and devices. */
+struct val_host {
+	char name[64];
+	uint32_t ndevs;
+	struct val_dev devs[VAL_MAX_DEVS];
+};
+
 /* A benchmark's figures beside perftest's, per size or per configuration. */
 struct val_series {
 	char what[64];
@@ -54,6 +61,13 @@ struct tv_tb_validation {
 	struct val_series series[4];
 	size_t nseries;
 	uint32_t next_port;
+	/* Across hosts (validate_mpi.c): rank 0 drives, the others serve. */
+	uint32_t rank, size;         /* 0 and 1 on one host */
+	struct val_host *hosts;      /* [size] under mpirun, else NULL */
+	struct val_dev pair[2];      /* the benchmarks' two devices */
+	bool have_pair;
+	char dir[600];               /* this rank's logs/ and scenarios/ */
+	bool quiet;                  /* ranks other than 0: no progress */
 };
 
 void val_signals(void);
@@ -72,6 +86,46 @@ int val_run(char *const argv[], const char *env, const char *log,
 int val_run_nodes(struct tv_tb_validation *v, const char *file,
 		  uint32_t nodes, const char *tag, char *const *extra,
 		  int *worst_p);
+
+/* Node j's device, and which rank starts it (0 on one host). */
+const struct val_dev *val_place(const struct tv_tb_validation *v,
+				uint32_t j, uint32_t *rank_p);
+/*
+ * validate_mpi.c.  val_mpi_hosts(): every rank's devices to every rank,
+ * the other ranks' device checks to rank 0's list.  The jobs rank 0
+ * hands out (each rank does its share, the results combined): nodes of
+ * a scenario, a perftest pair (server on rank 1), a benchmark split in
+ * two (--node = rank), a tool on every rank's PATH.  val_mpi_serve(): the
+ * other ranks' loop, until rank 0's val_mpi_done().
+ */
+int val_mpi_hosts(struct tv_tb_validation *v);
+int val_mpi_nodes(struct tv_tb_validation *v, const char *file,
+		  uint32_t nodes, const char *tag, char *const *extra,
+		  int *worst_p);
+int val_mpi_perftest(struct tv_tb_validation *v, const char *tool,
+		     const char *tag, char *const *args, uint32_t port,
+		     char *log, size_t cap);
+int val_mpi_bench(struct tv_tb_validation *v, char *const *args,
+		  uint32_t port, const char *tag, char *log, size_t cap);
+bool val_mpi_have(struct tv_tb_validation *v, const char *tool);
+void val_mpi_serve(struct tv_tb_validation *v);
+void val_mpi_done(struct tv_tb_validation *v);
+/* validate_bench.c: the tool is on PATH. */
+bool val_in_path(const char *tool);
+/* validate_run.c: one process per node of ours (all of them on one host):
+ * 0 all passed, 77 all skipped, else 1 with the worst code out. */
+int val_nodes_share(struct tv_tb_validation *v, const char *file,
+		    uint32_t nodes, const char *tag, char *const *extra,
+		    uint32_t base, int *worst_p);
+/* validate_bench.c: a perftest tool's server here (its pid), its client. */
+int val_perftest_server(struct tv_tb_validation *v, const char *tool,
+			const char *tag, char *const *args, uint32_t port);
+int val_perftest_client(struct tv_tb_validation *v, const char *tool,
+			const char *tag, char *const *args, uint32_t port,
+			char *log, size_t cap);
+/* validate_bench.c: `bench ARGS... [--node N] --addr0 A0 --addr1 A1`. */
+int val_bench_run(struct tv_tb_validation *v, char *const *args, int node,
+		  uint32_t port, const char *tag, char *log, size_t cap);
 
 void val_scenarios(struct tv_tb_validation *v);
 void val_faults(struct tv_tb_validation *v);

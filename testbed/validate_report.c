@@ -45,6 +45,25 @@ static json_t *series_json(const struct val_series *s)
 			 "points", pts);
 }
 
+/* Every rank's host and devices (one entry on one host). */
+static json_t *ranks_json(const struct tv_tb_validation *v, const char *host)
+{
+	json_t *ranks = json_array();
+
+	for (uint32_t r = 0; r < (v->hosts ? v->size : 1); r++) {
+		const struct val_dev *d = v->hosts ? v->hosts[r].devs : v->devs;
+		size_t n = v->hosts ? v->hosts[r].ndevs : v->ndevs;
+		json_t *names = json_array();
+
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(names, json_string(d[i].name));
+		json_array_append_new(ranks, json_pack("{s:i,s:s,s:o}", "rank",
+			(int)r, "host", v->hosts ? v->hosts[r].name : host,
+			"devices", names));
+	}
+	return ranks;
+}
+
 static json_t *report_json(const struct tv_tb_validation *v)
 {
 	json_t *checks = json_array(), *devs = json_array(), *bench = json_array();
@@ -71,13 +90,14 @@ static json_t *report_json(const struct tv_tb_validation *v)
 	for (size_t i = 0; i < v->nseries; i++)
 		json_array_append_new(bench, series_json(&v->series[i]));
 	return json_pack("{s:i,s:s,s:s,s:s,s:f,s:b,s:{s:I,s:I,s:I},s:o,s:o,"
-			 "s:o}", "tensorverbs_validate", VALIDATE_VERSION,
+			 "s:o,s:o}", "tensorverbs_validate", VALIDATE_VERSION,
 			 "build", tv_tb_build_id(), "host", host, "kernel",
 			 u.release, "seconds", v->secs, "passed", !c[VAL_FAIL],
 			 "counts", "pass", (json_int_t)c[VAL_PASS], "fail",
 			 (json_int_t)c[VAL_FAIL], "skip",
 			 (json_int_t)c[VAL_SKIP], "devices", devs, "checks",
-			 checks, "benchmarks", bench);
+			 checks, "benchmarks", bench, "ranks",
+			 ranks_json(v, host));
 }
 
 /* ---- HTML ----------------------------------------------------------------- */
@@ -266,5 +286,7 @@ int tv_tb_validation_junit(const struct tv_tb_validation *v,
 
 void tv_tb_validation_free(struct tv_tb_validation *v)
 {
+	if (v)
+		free(v->hosts);
 	free(v);
 }

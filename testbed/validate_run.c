@@ -48,52 +48,90 @@ static void log_line(const char *log, const char *prefix, char *out,
 	fclose(f);
 }
 
+const struct val_dev *val_place(const struct tv_tb_validation *v,
+				uint32_t j, uint32_t *rank_p)
+{
+	const struct val_host *h;
+
+	if (!v->hosts) {
+		*rank_p = 0;
+		return &v->devs[j % v->ndevs];
+	}
+	*rank_p = j % v->size;
+	h = &v->hosts[*rank_p];
+	return &h->devs[(j / v->size) % h->ndevs];
+}
+
+/* "0=ip:port,1=ip:port,...": every node's address, wherever it runs. */
+static void cluster_list(const struct tv_tb_validation *v, uint32_t nodes,
+			 uint32_t base, char *cl, size_t cap)
+{
+	size_t used = 0;
+	uint32_t r;
+
+	cl[0] = 0;
+	for (uint32_t j = 0; j < nodes && used < cap; j++)
+		used += (size_t)snprintf(cl + used, cap - used, "%s%u=%s:%u",
+					 j ? "," : "", j,
+					 val_place(v, j, &r)->ip, base + j);
+}
+
+int val_nodes_share(struct tv_tb_validation *v, const char *file,
+		    uint32_t nodes, const char *tag, char *const *extra,
+		    uint32_t base, int *worst_p)
+{
+	char cl[1024], logs[VAL_MAX_PROCS][700], envs[VAL_MAX_PROCS][96];
+	char node[VAL_MAX_PROCS][8], tmo[16];
+	int codes[VAL_MAX_PROCS], worst = 0, all77 = 1;
+	uint32_t n = 0, r;
+
+	cluster_list(v, nodes, base, cl, sizeof(cl));
+	snprintf(tmo, sizeof(tmo), "%u", v->opts->timeout_s);
+	for (uint32_t j = 0; j < nodes; j++) {
+		const struct val_dev *d = val_place(v, j, &r);
+		char *argv[24] = { (char *)self_of(v), "serve", (char *)file,
+				   "--node", node[n], "--cluster", cl,
+				   "--timeout", tmo, "--ack-timeout-ms",
+				   "10000" };
+		size_t a = 11;
+
+		if (r != v->rank)
+			continue;
+		snprintf(node[n], sizeof(node[n]), "%u", j);
+		for (size_t k = 0; extra && extra[k] && a < 23; k++)
+			argv[a++] = extra[k];
+		snprintf(logs[n], sizeof(logs[n]), "%s/logs/%s.%u.log", v->dir,
+			 tag, j);
+		snprintf(envs[n], sizeof(envs[n]), "RDMA_DEVICE=%s", d->name);
+		codes[n] = val_spawn_node(argv, envs[n], logs[n]);
+		n++;
+	}
+	val_reap_nodes(codes, n,
+		       val_now_ns() + (v->opts->timeout_s + 20) * SEC);
+	for (uint32_t i = 0; i < n; i++) {
+		all77 &= codes[i] == 77;
+		if (codes[i] != 0 && codes[i] != 77 && codes[i] > worst)
+			worst = codes[i];
+		if (codes[i] < 0)
+			worst = 1;
+	}
+	*worst_p = worst;
+	return all77 ? 77 : worst ? 1 : 0;
+}
+
 /* One process per node: 0 all passed, 77 all skipped, else the worst. */
 int val_run_nodes(struct tv_tb_validation *v, const char *file,
 		  uint32_t nodes, const char *tag, char *const *extra,
 		  int *worst_p)
 {
-	char cl[1024] = "", logs[VAL_MAX_PROCS][600], envs[VAL_MAX_PROCS][96];
-	char node[VAL_MAX_PROCS][8], tmo[16];
-	int codes[VAL_MAX_PROCS], worst = 0, all77 = 1;
 	uint32_t base = v->next_port;
-	size_t used = 0;
 
 	if (!v->ndevs || nodes > VAL_MAX_PROCS || !nodes)
 		return -EINVAL;
+	if (v->hosts)
+		return val_mpi_nodes(v, file, nodes, tag, extra, worst_p);
 	v->next_port += 16;
-	for (uint32_t j = 0; j < nodes; j++)
-		used += (size_t)snprintf(cl + used, sizeof(cl) - used, "%s%u=%s:%u",
-					 j ? "," : "", j,
-					 v->devs[j % v->ndevs].ip, base + j);
-	snprintf(tmo, sizeof(tmo), "%u", v->opts->timeout_s);
-	for (uint32_t j = 0; j < nodes; j++) {
-		char *argv[24] = { (char *)self_of(v), "serve", (char *)file,
-				   "--node", node[j], "--cluster", cl,
-				   "--timeout", tmo, "--ack-timeout-ms",
-				   "10000" };
-		size_t a = 11;
-
-		snprintf(node[j], sizeof(node[j]), "%u", j);
-		for (size_t k = 0; extra && extra[k] && a < 23; k++)
-			argv[a++] = extra[k];
-		snprintf(logs[j], sizeof(logs[j]), "%s/logs/%s.%u.log",
-			 v->opts->out_dir, tag, j);
-		snprintf(envs[j], sizeof(envs[j]), "RDMA_DEVICE=%s",
-			 v->devs[j % v->ndevs].name);
-		codes[j] = val_spawn_node(argv, envs[j], logs[j]);
-	}
-	val_reap_nodes(codes, nodes,
-		       val_now_ns() + (v->opts->timeout_s + 20) * SEC);
-	for (uint32_t j = 0; j < nodes; j++) {
-		all77 &= codes[j] == 77;
-		if (codes[j] != 0 && codes[j] != 77 && codes[j] > worst)
-			worst = codes[j];
-		if (codes[j] < 0)
-			worst = 1;
-	}
-	*worst_p = worst;
-	return all77 ? 77 : worst ? 1 : 0;
+	return val_nodes_share(v, file, nodes, tag, extra, base, worst_p);
 }
 
 /* The scenario with deadlines TCG and real devices can meet, saved. */
@@ -121,7 +159,7 @@ static int tweaked(struct tv_tb_validation *v, const char *path,
 		}
 		json_object_set_new(o, "timeout_ns", json_integer(20 * SEC));
 	}
-	snprintf(out, cap, "%s/scenarios/%s.json", v->opts->out_dir, tag);
+	snprintf(out, cap, "%s/scenarios/%s.json", v->dir, tag);
 	rc = json_dump_file(sc, out, JSON_INDENT(2)) ? -EIO : 0;
 	json_decref(sc);
 	return rc;
@@ -148,7 +186,7 @@ static void one_scenario(struct tv_tb_validation *v, const char *path,
 		return;
 	}
 	rc = val_run_nodes(v, file, nodes, tag, extra, &worst);
-	snprintf(log, sizeof(log), "%s/logs/%s.0.log", v->opts->out_dir, tag);
+	snprintf(log, sizeof(log), "%s/logs/%s.0.log", v->dir, tag);
 	if (rc == 77) {
 		log_line(log, "SKIP: ", why, sizeof(why));
 		val_add(v, label ? "fault" : "scenario", name, VAL_SKIP, t0,
@@ -171,15 +209,12 @@ static int json_name(const struct dirent *d)
 
 void val_scenarios(struct tv_tb_validation *v)
 {
-	char dir[600], tag[200], path[900];
+	char tag[200], path[900];
 
-	snprintf(dir, sizeof(dir), "%s/scenarios", v->opts->out_dir);
-	mkdir(dir, 0755);
-	snprintf(dir, sizeof(dir), "%s/logs", v->opts->out_dir);
-	mkdir(dir, 0755);
 	if (!v->ndevs) {
 		val_add(v, "scenario", "every workload's scenarios", VAL_SKIP,
-			0, "no RDMA device with a RoCE IPv4 address");
+			0, "no RDMA device with a RoCE IPv4 address%s",
+			v->hosts ? " on every rank" : "");
 		return;
 	}
 	for (size_t d = 0; v->opts->scenario_dirs[d]; d++) {

@@ -26,6 +26,9 @@ jq -e '
 	and .counts.skip == ([.checks[] | select(.status == "SKIP")] | length)
 	and .passed == (.counts.fail == 0)
 	and ([.devices[] | select((.name | type) == "string" and (.ip | type) == "string")] | length) == (.devices | length)
+	and (.ranks | length) >= 1
+	and ([.ranks[] | select((.rank | type) == "number" and (.host | type) == "string"
+		and (.devices | type) == "array")] | length) == (.ranks | length)
 	and ([.benchmarks[] | select((.what | type) == "string" and (.points | length) >= 1
 		and ([.points[] | select((.tensorverbs | type) == "number" and (.perftest | type) == "number")] | length) == (.points | length))] | length) == (.benchmarks | length)
 ' "$dir/report.json" >/dev/null || fail "report.json does not follow docs/validate.md"

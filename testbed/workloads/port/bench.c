@@ -857,6 +857,28 @@ static int split_open(struct bp *b)
 	return bp_connect_split(b);
 }
 
+/*
+ * Split: the last completions (a signal's ACK may still be on its way)
+ * are taken before either side destroys its QP, then both go.
+ */
+static int split_drain(struct bp *b)
+{
+	struct bp_node *n = &b->n[b->o->only];
+	uint64_t deadline = now_ns() + 10ull * 1000000000ull;
+	int ret = 0;
+
+	while (!tv_port_proxy_idle(n->proxy) && now_ns() < deadline)
+		tv_port_proxy_progress(n->proxy, 64);
+	if (!tv_port_proxy_idle(n->proxy))
+		ret = -ETIMEDOUT;
+	if (!ret)
+		ret = tv_port_conn_flush(n->conn, deadline);
+	if (!ret)
+		ret = tv_tb_peers_barrier(b->peers, "the other node's last "
+					  "completions");
+	return ret;
+}
+
 int pt_bench_port_main(int argc, char **argv, const char *argv0)
 {
 	struct bp_opts o;
@@ -893,6 +915,8 @@ int pt_bench_port_main(int argc, char **argv, const char *argv0)
 	}
 	if (!ret)
 		ret = bench_all(b);
+	if (!ret && b->peers)
+		ret = split_drain(b);
 	b->phase = BP_QUIT;
 	atomic_store_explicit(&b->go, INT32_MAX, memory_order_release);
 	for (int i = 0; i < started; i++)
