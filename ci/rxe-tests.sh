@@ -10,7 +10,7 @@
 # process: build-rxe-tests/out/.  About 3 minutes under TCG on 2 cores
 # (boot ~10 s; the 64 MiB scenario ~15 s).  Exit status: the suite's
 # (non-zero on any failure), or vm.sh's 124/125 (timeout, VM trouble).
-#   RXE_TESTS_TIMEOUT  whole VM run, seconds (default 540)
+#   RXE_TESTS_TIMEOUT  whole VM run, seconds (default 900)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,7 +29,7 @@ rm -rf "$out"
 mkdir -p "$out"
 set +e
 TV_BIN=$tv TV_RXE_OUT=$out bash ci/rxe/vm.sh --devices 2 --mem 2048 \
-	--timeout "${RXE_TESTS_TIMEOUT:-540}" --share "$out" -- \
+	--timeout "${RXE_TESTS_TIMEOUT:-900}" --share "$out" -- \
 	bash tests/rxe/run.sh 2>&1 | tee "$out/../rxe-tests.log"
 rc=${PIPESTATUS[0]}
 set -e
