@@ -17,6 +17,7 @@ enum {
 	CLI_EXIT_OK = 0,
 	CLI_EXIT_FAIL = 1,   /* the run failed a check */
 	CLI_EXIT_USAGE = 2,  /* bad command line or scenario */
+	CLI_EXIT_CORRUPT = 3, /* corrupted bytes delivered, undetected */
 };
 
 int cli_run(int argc, char **argv, const char *argv0);

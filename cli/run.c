@@ -220,7 +220,7 @@ int cli_run(int argc, char **argv, const char *argv0)
 	struct tv_tb_run *run = NULL;
 	struct tv_tb_scenario *sc;
 	char *repro;
-	bool failed;
+	bool failed, corrupt;
 	int rc = parse_run_args(argc, argv, &a), trace_rc, exit_code;
 
 	if (rc)
@@ -241,13 +241,17 @@ int cli_run(int argc, char **argv, const char *argv0)
 	if (run)
 		tv_tb_failures_print(tv_tb_run_failures(run), stderr);
 	failed = rc || tv_tb_run_result(run)->failures;
-	if (!a.quiet || failed)
-		printf("result      %s\n", failed ? "FAIL" : "PASS");
+	corrupt = !failed && !strcmp(tv_tb_run_outcome(run), "CORRUPTED");
+	if (!a.quiet || failed || corrupt)
+		printf("result      %s\n", failed ? "FAIL" : corrupt ?
+		       "CORRUPTED (corrupted bytes delivered as ok, "
+		       "undetected: turn validation on)" : "PASS");
 	repro = cli_repro_command(a.breakage, argv0, a.file, a.faults,
 				  opts.seed);
 	if (failed)
 		fprintf(stderr, "reproduce: %s\n", repro ? repro : "?");
-	exit_code = failed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	exit_code = failed ? CLI_EXIT_FAIL : corrupt ? CLI_EXIT_CORRUPT :
+		    CLI_EXIT_OK;
 	if (trace_rc || (run && write_results(&a, run, failed ? repro : NULL)))
 		exit_code = CLI_EXIT_USAGE;
 	free(repro);

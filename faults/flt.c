@@ -89,6 +89,20 @@ static const struct tv_flt_point_info points[] = {
 	  "restart of its registration): READs with the old rkey fail until "
 	  "the client's QP is reset and given the new handle", NULL, true,
 	  true, "gather" },
+	/*
+	 * Silent data corruption (docs/faults.md, "Corruption"): seeded bit
+	 * flips in a data write as it lands, in a control message as it
+	 * lands, in a received buffer before the receiver reads it.
+	 */
+	{ "vf/write/corrupt", "a data write lands with flipped bits (a tensor "
+	  "write, a put): the sender's buffer is intact, the receiver's bytes "
+	  "are not", "bits flipped (default 1)", true, false, "rendezvous" },
+	{ "vf/msg/corrupt", "a control message lands with flipped bits: its "
+	  "checksum fails, the decoder rejects it, the channel is reset",
+	  "bits flipped (default 1)", true, false, "rendezvous" },
+	{ "engine/recv/corrupt", "a received tensor's bytes are flipped in "
+	  "memory after its write completed, before the receiver reads them",
+	  "bits flipped (default 1)", true, false, "rendezvous" },
 };
 
 #define NPOINTS (sizeof(points) / sizeof(points[0]))
@@ -234,6 +248,7 @@ bool tv__flt_decide(const char *point, int64_t *arg_p)
 	return true;
 }
 
+
 /* The rule's arg reaches the point as fiu_failinfo(): libfiu's own path. */
 /*
  * Points fire from any thread on real verbs (the port workload's
@@ -255,6 +270,17 @@ static int fiu_external(const char *name, int *failnum, void **failinfo,
 		return 0;
 	*failinfo = (void *)(intptr_t)arg;
 	return 1;
+}
+
+uint64_t tv__flt_draw(uint64_t below)
+{
+	uint64_t v = 0;
+
+	pthread_mutex_lock(&decide_lock);
+	if (active_flt && below)
+		v = tv_prng_below(&active_flt->prng, below);
+	pthread_mutex_unlock(&decide_lock);
+	return v;
 }
 
 int tv_flt_activate(struct tv_flt *flt)

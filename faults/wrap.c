@@ -17,6 +17,7 @@
 
 #include <tensorverbs/faults.h>
 
+#include "flt_priv.h"
 #include "wire.h" /* the protocol's immediates: ACK, message, tensor write */
 
 struct flt_dev {
@@ -40,9 +41,21 @@ struct flt_cq {
 	struct tv_vf_cq *inner;
 };
 
+/*
+ * A corrupted write goes from a copy of its bytes with bits flipped (the
+ * sender's buffer stays intact: the damage is in flight), registered on
+ * the inner PD.  The copy must outlive the WR; it lives until the QP goes.
+ */
+struct flt_bounce {
+	struct flt_bounce *next;
+	uint8_t *buf;
+	struct tv_vf_mr *mr;
+};
+
 struct flt_qp {
 	struct tv_vf_qp base;
 	struct tv_vf_qp *inner;
+	struct flt_bounce *bounces;
 };
 
 #define to_dev(d) TV_CONTAINER_OF(d, struct flt_dev, base)
@@ -255,11 +268,21 @@ static int w_query_qp(struct tv_vf_qp *qp, struct tv_vf_qp_attr *attr_p)
 
 static int w_destroy_qp(struct tv_vf_qp *qp)
 {
-	int ret = tv_vf_destroy_qp(to_qp(qp)->inner);
+	struct flt_qp *q = to_qp(qp);
+	int ret = tv_vf_destroy_qp(q->inner);
 
-	if (!ret)
-		free(to_qp(qp));
-	return ret;
+	if (ret)
+		return ret;
+	while (q->bounces) {
+		struct flt_bounce *b = q->bounces;
+
+		q->bounces = b->next;
+		tv_vf_dereg_mr(b->mr);
+		free(b->buf);
+		free(b);
+	}
+	free(q);
+	return 0;
 }
 
 static int w_qp_endpoint(struct tv_vf_qp *qp, struct tv_vf_qp_endpoint *ep_p)
@@ -312,11 +335,95 @@ static void ride_dropped(struct tv_vf_send_wr *wr)
 		fiu_do_on("vf/ack/drop", wr->imm_data &= ~TV_IMM_ACK_FLAG);
 }
 
+/* Which corruption point a WR's bytes answer to, or NULL. */
+static const char *corrupt_point(const struct tv_vf_send_wr *wr)
+{
+	if (wr->opcode == TV_WR_RDMA_WRITE_WITH_IMM &&
+	    wr->imm_data == TV_IMM_MESSAGE)
+		return "vf/msg/corrupt";
+	if ((wr->opcode == TV_WR_RDMA_WRITE_WITH_IMM &&
+	     tv_imm_is_write(wr->imm_data)) || wr->opcode == TV_WR_RDMA_WRITE)
+		return "vf/write/corrupt";
+	return NULL;
+}
+
+/* bits seeded bit flips (distinct draws may hit one bit twice: undone). */
+static void flip_bits(uint8_t *buf, size_t len, int64_t bits)
+{
+	for (int64_t k = 0; k < bits; k++) {
+		uint64_t bit = tv__flt_draw((uint64_t)len * 8);
+
+		buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+	}
+}
+
+/*
+ * The WR's bytes, gathered into a copy with bits flipped; wr is made to
+ * send the copy (one SGE, *sge).  0, or an errno: the WR goes as it was.
+ */
+static int corrupt_wr(struct flt_qp *qp, struct tv_vf_send_wr *wr,
+		      int64_t bits, struct tv_vf_sge *sge)
+{
+	struct flt_bounce *b;
+	size_t len = 0, off = 0;
+	int ret;
+
+	for (int i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (!len || bits < 1)
+		return -EINVAL;
+	b = calloc(1, sizeof(*b));
+	if (b)
+		b->buf = malloc(len);
+	if (!b || !b->buf) {
+		free(b);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < wr->num_sge; i++) {
+		memcpy(b->buf + off, (const void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		off += wr->sg_list[i].length;
+	}
+	flip_bits(b->buf, len, bits > 64 ? 64 : bits);
+	ret = tv_vf_reg_mr(to_pd(qp->base.pd)->inner, b->buf, len,
+			   TV_ACCESS_LOCAL_WRITE, &b->mr);
+	if (ret) {
+		free(b->buf);
+		free(b);
+		return ret;
+	}
+	b->next = qp->bounces;
+	qp->bounces = b;
+	sge->addr = (uintptr_t)b->buf;
+	sge->length = (uint32_t)len;
+	sge->lkey = b->mr->lkey;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	return 0;
+}
+
+static void maybe_corrupt(struct flt_qp *qp, struct tv_vf_send_wr *wr,
+			  struct tv_vf_sge *sge)
+{
+	const char *point = corrupt_point(wr);
+	int64_t bits = 0;
+
+	if (!point || wr->num_sge < 1)
+		return;
+	if (!strcmp(point, "vf/msg/corrupt"))
+		fiu_do_on("vf/msg/corrupt", bits = TV_FLT_ARG(1));
+	else
+		fiu_do_on("vf/write/corrupt", bits = TV_FLT_ARG(1));
+	if (bits)
+		corrupt_wr(qp, wr, bits, sge);
+}
+
 /* Post one WR of the caller's chain, as it is or as its fault says. */
 static int post_one(struct flt_qp *qp, const struct tv_vf_send_wr *orig)
 {
 	struct tv_vf_send_wr wr = *orig, *bad;
 	struct tv_vf_qp_attr err = { .qp_state = TV_QPS_ERR };
+	struct tv_vf_sge sge;
 	bool dup = false;
 	int ret;
 
@@ -334,6 +441,8 @@ static int post_one(struct flt_qp *qp, const struct tv_vf_send_wr *orig)
 		ride_dropped(&wr);
 		fiu_do_on("vf/write/dup", dup = true);
 	}
+	if (wr.num_sge)
+		maybe_corrupt(qp, &wr, &sge);
 	if (dup) {
 		struct tv_vf_send_wr twin = wr;
 

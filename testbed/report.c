@@ -94,6 +94,12 @@ json_t *tv_tb_run_result_json(const struct tv_tb_run *run,
 		"{s:o,s:o,s:o}", "crashes", tv_tb_json_u64(r->crashes),
 		"restarts", tv_tb_json_u64(r->restarts),
 		"restart_failures", tv_tb_json_u64(r->restart_failures)));
+	json_object_set_new(o, "outcome", json_string(tv_tb_run_outcome(run)));
+	json_object_set_new(o, "corruption", json_pack(
+		"{s:b,s:o,s:o,s:o}", "validated", r->validated,
+		"fired", tv_tb_json_u64(r->corrupt_fires),
+		"detected", tv_tb_json_u64(r->corrupt_detected),
+		"undetected", tv_tb_json_u64(r->corrupt_undetected)));
 	json_object_set_new(o, "failures",
 			    failures_json(tv_tb_run_failures(run)));
 	json_object_set_new(o, "reproduce", tv_tb_json_str(reproduce));

@@ -318,6 +318,8 @@ static void check_all(struct tv_tb_run *r)
 	tb_check_faults(r);
 	if (r->ops->check_end)
 		r->ops->check_end(r, r->wl);
+	/* After the workload counted what it caught (check_end). */
+	tb_check_corruption(r);
 	for (size_t i = 0; i < r->opts.ninvariants; i++)
 		if (r->opts.invariants[i].at_end)
 			r->opts.invariants[i].at_end(r->opts.invariants[i].ctx,

@@ -100,6 +100,58 @@ uint64_t tv_tb_run_point_fires(const struct tv_tb_run *r, const char *point)
 	return st.fires;
 }
 
+static bool is_corruption(const char *point)
+{
+	size_t n = strlen(point);
+
+	return n > 8 && !strcmp(point + n - 8, "/corrupt");
+}
+
+uint64_t tv_tb_run_corrupt_fires(const struct tv_tb_run *r)
+{
+	const struct tv_flt_point_info *pts;
+	uint64_t sum = 0;
+	size_t npts;
+
+	pts = tv_flt_points(&npts);
+	for (size_t i = 0; r->flt && i < npts; i++)
+		if (is_corruption(pts[i].name))
+			sum += tv_tb_run_point_fires(r, pts[i].name);
+	return sum;
+}
+
+const char *tv_tb_run_outcome(const struct tv_tb_run *r)
+{
+	if (r->res.failures)
+		return "FAIL";
+	if (r->res.corrupt_undetected && !r->sc->has_corrupt_expect)
+		return "CORRUPTED";
+	return "PASS";
+}
+
+void tb_check_corruption(struct tv_tb_run *r)
+{
+	const struct tv_tb_scenario *sc = r->sc;
+	const struct tv_tb_result *res = &r->res;
+
+	if (!sc->has_corrupt_expect)
+		return;
+	if (res->corrupt_detected < sc->detected_min ||
+	    res->corrupt_detected > sc->detected_max)
+		tv_tb_fail(r, TV_TB_FK_EXPECT, "expect_corruption detected: %"
+			   PRIu64 ", expected %" PRIu64 "..%" PRIu64 " (%"
+			   PRIu64 " corruptions fired)", res->corrupt_detected,
+			   sc->detected_min, sc->detected_max,
+			   res->corrupt_fires);
+	if (res->corrupt_undetected < sc->undetected_min ||
+	    res->corrupt_undetected > sc->undetected_max)
+		tv_tb_fail(r, TV_TB_FK_EXPECT, "expect_corruption undetected: %"
+			   PRIu64 ", expected %" PRIu64 "..%" PRIu64 " (%"
+			   PRIu64 " corruptions fired)",
+			   res->corrupt_undetected, sc->undetected_min,
+			   sc->undetected_max, res->corrupt_fires);
+}
+
 void tb_check_faults(struct tv_tb_run *r)
 {
 	const struct tv_flt_point_info *pts;
@@ -111,6 +163,7 @@ void tb_check_faults(struct tv_tb_run *r)
 		r->res.point_fires[i] = tv_tb_run_point_fires(r, pts[i].name);
 		r->res.fault_fires += r->res.point_fires[i];
 	}
+	r->res.corrupt_fires = tv_tb_run_corrupt_fires(r);
 	for (size_t i = 0; i < r->sc->nfault_expects; i++) {
 		const struct tb_fault_expect *fe = &r->sc->fault_expects[i];
 		uint64_t n = tv_tb_run_point_fires(r, fe->point);

@@ -57,6 +57,8 @@ void tb_faults_stop(struct tv_tb_run *r);
 /* The wrappers go after the workload's nodes that used them. */
 void tb_faults_free(struct tv_tb_run *r);
 void tb_check_faults(struct tv_tb_run *r);
+/* After check_end: expect_corruption against what the workload counted. */
+void tb_check_corruption(struct tv_tb_run *r);
 
 /* run_crash.c: a line in --verbose and a "node" event in the trace. */
 void tb_node_note(struct tv_tb_run *r, const char *kind, uint32_t node,

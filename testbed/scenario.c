@@ -24,7 +24,7 @@
 const char *const tb_core_keys[] = {
 	"workload", "name", "description", "seed", "nodes", "link", "links",
 	"sim", "allow_error_completions", "faults", "expect_faults",
-	"late_nodes", NULL
+	"expect_corruption", "late_nodes", NULL
 };
 /* Link timing, jitter, late nodes: the simulator's alone. */
 const char *const tb_core_hw_keys[] = {
@@ -240,6 +240,34 @@ static int parse_expect_faults(struct tv_ju *jc, json_t *root,
 	return 0;
 }
 
+/*
+ * "expect_corruption": {"detected": N or {"min", "max"}, "undetected":
+ * ...}: what the corruptions that fired came to (docs/faults.md).  A key
+ * left out is 0 (none of that kind).
+ */
+static int parse_expect_corruption(struct tv_ju *jc, json_t *root,
+				   struct tv_tb_scenario *sc)
+{
+	static const char *const keys[] = { "detected", "undetected", NULL };
+	json_t *obj = json_object_get(root, "expect_corruption"), *v;
+
+	if (!obj)
+		return 0;
+	if (tv_ju_need_object(jc, "$.expect_corruption", obj) ||
+	    tv_ju_check_keys(jc, "$.expect_corruption", obj, keys))
+		return -EINVAL;
+	sc->has_corrupt_expect = true;
+	v = json_object_get(obj, "detected");
+	if (v && tv_ju_range(jc, "$.expect_corruption.detected", v,
+			     &sc->detected_min, &sc->detected_max))
+		return -EINVAL;
+	v = json_object_get(obj, "undetected");
+	if (v && tv_ju_range(jc, "$.expect_corruption.undetected", v,
+			     &sc->undetected_min, &sc->undetected_max))
+		return -EINVAL;
+	return 0;
+}
+
 /* "late_nodes": [{"node", "start_ns"}]: the node starts then. */
 static int parse_late_nodes(struct tv_ju *jc, json_t *root,
 			    struct tv_tb_scenario *sc)
@@ -369,6 +397,8 @@ static int parse_top(struct tv_ju *jc, json_t *root, struct tv_tb_scenario *sc)
 		rc = sc->ops->parse(jc, root, sc, &sc->wl);
 	if (!rc)
 		rc = parse_expect_faults(jc, root, sc);
+	if (!rc)
+		rc = parse_expect_corruption(jc, root, sc);
 	if (rc)
 		return rc;
 	if (sc->deadline_ns == 0)

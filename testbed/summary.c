@@ -21,6 +21,13 @@ static void print_faults(const struct tv_tb_run *run, FILE *out)
 			fprintf(out, "%s %s x%" PRIu64, shown++ ? "," : ":",
 				pts[i].name, res->point_fires[i]);
 	fprintf(out, "\n");
+	if (res->corrupt_fires || res->corrupt_undetected)
+		fprintf(out, "corruption  %" PRIu64 " injected, %" PRIu64
+			" detected (checksum or decoder), %" PRIu64
+			" undetected: delivered as ok with flipped bytes "
+			"(validation %s)\n", res->corrupt_fires,
+			res->corrupt_detected, res->corrupt_undetected,
+			res->validated ? "on" : "off");
 	if (run->ops->summary) {
 		run->ops->summary(run, run->wl, TV_TB_SUMMARY_FAULTS, out);
 		return;

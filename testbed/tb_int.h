@@ -66,6 +66,10 @@ struct tv_tb_scenario {
 	json_t *faults;
 	struct tb_fault_expect *fault_expects;
 	size_t nfault_expects;
+	/* expect_corruption: detected and undetected, each a range */
+	bool has_corrupt_expect;
+	uint64_t detected_min, detected_max;
+	uint64_t undetected_min, undetected_max;
 	/* [nodes]: when a node starts (late_nodes; 0: at set-up) */
 	uint64_t *start_ns;
 	uint64_t nops;             /* the workload's operations */

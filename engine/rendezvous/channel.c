@@ -644,6 +644,7 @@ static void channel_on_message(struct tv_channel *ch, uint32_t byte_len)
 	      tv__wire_decode_scratch(ch->rx_mem, byte_len, msg);
 	if (ret) {
 		ch->ack_rider = false;
+		e->stats.malformed_msgs++;
 		tv__channel_fail(ch, TV_DATA_LOSS,
 				 "malformed message from node %u (%u bytes): %s",
 				 ch->peer_id, byte_len, strerror(-ret));

@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tensorverbs/faults.h>
+
+#include "alloc.h" /* TV__FIU_FAIL */
 #include "engine_int.h"
 
 struct tv_request *tv__request_find(struct tv_channel *ch, uint32_t index)
@@ -532,6 +535,31 @@ void tv__request_on_error(struct tv_channel *ch, const struct tv_msg *msg)
 		request_finish(req, &msg->status, NULL);
 }
 
+/*
+ * engine/recv/corrupt: memory corruption between the write's completion
+ * and the receiver's read.  The flipped bits' places are a function of
+ * the request (its step, index and size), so a seed replays them.
+ */
+static void request_corrupt(struct tv_request *req, uint8_t *data, size_t len)
+{
+	uint64_t x = req->step_id * 0x9e3779b97f4a7c15ull ^ req->index ^
+		     (uint64_t)len << 32;
+	int64_t bits = 0;
+
+	if (TV__FIU_FAIL("engine/recv/corrupt")) /* one load until live */
+		bits = TV_FLT_ARG(1);
+	for (int64_t k = 0; data && len && k < bits && k < 64; k++) {
+		/* splitmix64: a well-mixed bit position per flip */
+		x += 0x9e3779b97f4a7c15ull;
+		uint64_t z = x;
+
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+		data[(z >> 3) % len] ^= (uint8_t)(1u << (z & 7));
+	}
+}
+
 /* Verify the checksum the sender announced over the bytes written. */
 static int request_verify(struct tv_request *req, const void *data,
 			  size_t len)
@@ -609,6 +637,7 @@ void tv__request_on_write(struct tv_channel *ch, uint32_t index,
 	}
 	data = req->has_stage ? req->stage.addr :
 	       req->result    ? req->result->data : NULL;
+	request_corrupt(req, (uint8_t *)(uintptr_t)data, byte_len);
 	if (request_verify(req, data, byte_len)) {
 		tv_status_set(&st, TV_DATA_LOSS,
 			      "checksum mismatch for tensor '%s' step %llu",

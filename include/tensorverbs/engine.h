@@ -235,6 +235,7 @@ struct tv_engine_stats {
 	uint64_t inline_posts;
 	uint64_t proxy_copies;     /* receiver-side proxy -> device copies */
 	uint64_t checksum_failures;
+	uint64_t malformed_msgs;   /* control messages the decoder refused */
 	uint64_t ack_timeouts;
 	uint64_t recv_timeouts;
 	uint64_t channel_failures;

@@ -204,6 +204,11 @@ struct tv_tb_result {
 	uint64_t restarts;
 	uint64_t restart_failures;
 	uint64_t skipped_ops;        /* operations of a node that was down */
+	/* silent data corruption (docs/faults.md, "Corruption") */
+	bool validated;              /* the workload checks data in flight */
+	uint64_t corrupt_fires;      /* corruption points that fired */
+	uint64_t corrupt_detected;   /* caught: a checksum, a decoder */
+	uint64_t corrupt_undetected; /* delivered as ok with flipped bytes */
 };
 
 /*
@@ -216,6 +221,14 @@ int tv_tb_run(const struct tv_tb_scenario *sc,
 	      const struct tv_tb_run_opts *opts, struct tv_tb_run **run_p);
 const struct tv_tb_result *tv_tb_run_result(const struct tv_tb_run *run);
 const struct tv_tb_failures *tv_tb_run_failures(const struct tv_tb_run *run);
+/*
+ * The run's outcome class: "FAIL" (an invariant or expectation broke),
+ * "CORRUPTED" (corrupted bytes were delivered as ok and the scenario did
+ * not expect it: the corruption went undetected), or "PASS".
+ */
+const char *tv_tb_run_outcome(const struct tv_tb_run *run);
+/* Corruption points that fired so far in this run (for workloads). */
+uint64_t tv_tb_run_corrupt_fires(const struct tv_tb_run *run);
 /* The summary `tensorverbs run` prints (scenario, world, faults, time). */
 void tv_tb_run_print_summary(const struct tv_tb_run *run, FILE *out);
 void tv_tb_run_free(struct tv_tb_run *run);

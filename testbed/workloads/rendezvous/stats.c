@@ -27,6 +27,7 @@ static const struct stat_field stat_fields[] = {
 	STAT(tensor_bytes_written), STAT(zero_copy_writes),
 	STAT(staged_writes), STAT(fast_requests), STAT(fast_responses),
 	STAT(inline_posts), STAT(proxy_copies), STAT(checksum_failures),
+	STAT(malformed_msgs),
 	STAT(pool_blocks), STAT(pool_bytes_registered),
 	STAT(mr_registrations), STAT(ack_timeouts), STAT(recv_timeouts),
 	STAT(channel_failures), STAT(reconnects), STAT(retries),
