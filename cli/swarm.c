@@ -119,6 +119,27 @@ static int parse_swarm_args(int argc, char **argv, struct tv_tb_swarm_opts *a)
 	return cli_breakage_from_env("swarm", &a->breakage);
 }
 
+/* What the corruptions came to, per configuration (docs/faults.md). */
+static void print_corruption(const struct tv_tb_swarm_report *st)
+{
+	static const char *const conf[2] = { "validation off",
+					     "validation on" };
+
+	if (!st->corrupt[0][TV_TB_CORRUPT_SEEDS] &&
+	    !st->corrupt[1][TV_TB_CORRUPT_SEEDS])
+		return;
+	printf("%-30s %9s %12s %11s %11s\n", "corruption detection", "seeds",
+	       "injected", "detected", "undetected");
+	for (int v = 0; v < 2; v++) {
+		const uint64_t *c = st->corrupt[v];
+
+		printf("%-30s %9" PRIu64 " %12" PRIu64 " %11" PRIu64 " %11"
+		       PRIu64 "\n", conf[v], c[TV_TB_CORRUPT_SEEDS],
+		       c[TV_TB_CORRUPT_FIRED], c[TV_TB_CORRUPT_DETECTED],
+		       c[TV_TB_CORRUPT_UNDETECTED]);
+	}
+}
+
 static void summary(const struct tv_tb_swarm_opts *a,
 		    const struct tv_tb_swarm_report *st)
 {
@@ -137,6 +158,7 @@ static void summary(const struct tv_tb_swarm_opts *a,
 	}
 	printf("%-30s %9" PRIu64 " %12s %11" PRIu64 "\n", "(no faults at all)",
 	       st->no_faults, "-", st->bad_no_faults);
+	print_corruption(st);
 	printf("swarm: %" PRIu64 " seeds (%" PRIu64 "..%" PRIu64 "), %" PRIu64
 	       " operations, %" PRIu64 " sim events, %u jobs, %.1f s: %.0f seeds/min; %"
 	       PRIu64 " violations\n", st->done, a->first,

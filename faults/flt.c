@@ -96,7 +96,7 @@ static const struct tv_flt_point_info points[] = {
 	 */
 	{ "vf/write/corrupt", "a data write lands with flipped bits (a tensor "
 	  "write, a put): the sender's buffer is intact, the receiver's bytes "
-	  "are not", "bits flipped (default 1)", true, false, "rendezvous" },
+	  "are not", "bits flipped (default 1)", true, false, NULL },
 	{ "vf/msg/corrupt", "a control message lands with flipped bits: its "
 	  "checksum fails, the decoder rejects it, the channel is reset",
 	  "bits flipped (default 1)", true, false, "rendezvous" },

@@ -57,7 +57,8 @@ bool tv_tb_mpi_world(uint32_t *rank_p, uint32_t *size_p)
 }
 
 /* The counters of a report, in one array (summed across the ranks). */
-#define SUMS (6 + 3 * TV_TB_MAX_POINTS)
+#define SUMS (6 + 3 * TV_TB_MAX_POINTS + 2 * TV_TB_CORRUPT_N)
+#define CORRUPT_AT (6 + 3 * TV_TB_MAX_POINTS)
 
 static void sums_of(const struct tv_tb_swarm_report *r, uint64_t *v)
 {
@@ -70,6 +71,7 @@ static void sums_of(const struct tv_tb_swarm_report *r, uint64_t *v)
 	memcpy(v + 6, r->on, sizeof(r->on));
 	memcpy(v + 6 + TV_TB_MAX_POINTS, r->fires, sizeof(r->fires));
 	memcpy(v + 6 + 2 * TV_TB_MAX_POINTS, r->bad, sizeof(r->bad));
+	memcpy(v + CORRUPT_AT, r->corrupt, sizeof(r->corrupt));
 }
 
 static void sums_to(const uint64_t *v, struct tv_tb_swarm_report *r)
@@ -83,6 +85,7 @@ static void sums_to(const uint64_t *v, struct tv_tb_swarm_report *r)
 	memcpy(r->on, v + 6, sizeof(r->on));
 	memcpy(r->fires, v + 6 + TV_TB_MAX_POINTS, sizeof(r->fires));
 	memcpy(r->bad, v + 6 + 2 * TV_TB_MAX_POINTS, sizeof(r->bad));
+	memcpy(r->corrupt, v + CORRUPT_AT, sizeof(r->corrupt));
 }
 
 static int by_seed(const void *a, const void *b)

@@ -106,6 +106,17 @@ json_t *tv_tb_run_result_json(const struct tv_tb_run *run,
 	return o;
 }
 
+/* A configuration's corruption counts (docs/results.md). */
+static json_t *corrupt_json(const uint64_t *c)
+{
+	return json_pack("{s:o,s:o,s:o,s:o}",
+			 "seeds", tv_tb_json_u64(c[TV_TB_CORRUPT_SEEDS]),
+			 "injected", tv_tb_json_u64(c[TV_TB_CORRUPT_FIRED]),
+			 "detected", tv_tb_json_u64(c[TV_TB_CORRUPT_DETECTED]),
+			 "undetected",
+			 tv_tb_json_u64(c[TV_TB_CORRUPT_UNDETECTED]));
+}
+
 json_t *tv_tb_swarm_result_json(const struct tv_tb_swarm_opts *opts,
 				const struct tv_tb_swarm_report *rep)
 {
@@ -145,6 +156,9 @@ json_t *tv_tb_swarm_result_json(const struct tv_tb_swarm_opts *opts,
 	json_object_set_new(o, "no_faults", json_pack(
 		"{s:o,s:o}", "seeds", tv_tb_json_u64(rep->no_faults),
 		"violations", tv_tb_json_u64(rep->bad_no_faults)));
+	json_object_set_new(o, "corruption", json_pack(
+		"{s:o,s:o}", "validation_off", corrupt_json(rep->corrupt[0]),
+		"validation_on", corrupt_json(rep->corrupt[1])));
 	return o;
 }
 

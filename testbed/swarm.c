@@ -40,8 +40,9 @@ struct swarm_rec {
 	uint32_t mask;             /* fault kinds on */
 	uint32_t kinds;            /* failure kinds; 0: passed */
 	uint32_t first;            /* kind of the first failure */
-	uint32_t pad;
+	uint32_t validated;        /* the workload checked data in flight */
 	uint64_t failures;
+	uint64_t corrupt[3];       /* fired, detected, undetected */
 	uint64_t ops;
 	uint64_t events;
 	uint64_t fires[TV_TB_MAX_POINTS];
@@ -67,6 +68,7 @@ struct swarm_stats {
 	uint64_t fires[TV_TB_MAX_POINTS];
 	uint64_t bad[TV_TB_MAX_POINTS];
 	uint64_t bad_no_faults;
+	uint64_t corrupt[2][TV_TB_CORRUPT_N];
 	struct swarm_rec fail[SWARM_KEEP]; /* the smallest failing seeds */
 	size_t nfail;
 };
@@ -138,6 +140,10 @@ static void run_seed(const struct tv_tb_swarm_opts *a, uint64_t seed,
 	rec->events = out.res.sim_events;
 	memcpy(rec->fires, out.res.point_fires, sizeof(rec->fires));
 	memcpy(rec->msg, out.first_msg, sizeof(rec->msg) - 1);
+	rec->validated = out.res.validated;
+	rec->corrupt[0] = out.res.corrupt_fires;
+	rec->corrupt[1] = out.res.corrupt_detected;
+	rec->corrupt[2] = out.res.corrupt_undetected;
 }
 
 /* ---- workers ------------------------------------------------------------- */
@@ -240,6 +246,14 @@ static void account(struct swarm_stats *st, const struct swarm_rec *r,
 	}
 	if (r->kinds && !r->mask)
 		st->bad_no_faults++;
+	if (r->corrupt[0]) {
+		uint64_t *c = st->corrupt[r->validated ? 1 : 0];
+
+		c[TV_TB_CORRUPT_SEEDS]++;
+		c[TV_TB_CORRUPT_FIRED] += r->corrupt[0];
+		c[TV_TB_CORRUPT_DETECTED] += r->corrupt[1];
+		c[TV_TB_CORRUPT_UNDETECTED] += r->corrupt[2];
+	}
 	if (r->kinds)
 		keep_failure(st, r);
 }
@@ -458,6 +472,7 @@ static void report_of(const struct swarm_stats *st,
 	memcpy(rep->on, st->on, sizeof(rep->on));
 	memcpy(rep->fires, st->fires, sizeof(rep->fires));
 	memcpy(rep->bad, st->bad, sizeof(rep->bad));
+	memcpy(rep->corrupt, st->corrupt, sizeof(rep->corrupt));
 	rep->nfail = st->nfail;
 	for (size_t i = 0; i < st->nfail; i++) {
 		rep->fail[i].seed = st->fail[i].seed;

@@ -49,6 +49,10 @@ static int rule_arg(struct tv_prng *g, json_t *rule, const char *point)
 	if (!strcmp(point, "sim/deliver/delay"))
 		return json_object_set_new(rule, "arg", json_integer(
 			(json_int_t)tv_tb_gen_log_uniform(g, 1000, 50000000)));
+	/* Corruption: 1 bit mostly, up to 8 (what a bad cable or DMA does). */
+	if (strstr(point, "/corrupt"))
+		return chance(g, 1, 2) ? json_object_set_new(rule, "arg",
+			json_integer(1 + (json_int_t)below(g, 8))) : 0;
 	if (strcmp(point, "vf/reg_mr/fail"))
 		return 0;
 	/* 0: the point's default, ENOMEM. */

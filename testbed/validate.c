@@ -61,6 +61,17 @@ void val_signals(void)
 	signal(SIGHUP, on_signal);
 }
 
+int val_path(char *out, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, cap, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
 uint64_t val_now_ns(void)
 {
 	struct timespec ts;
@@ -364,13 +375,12 @@ static int make_dirs(struct tv_tb_validation *v)
 
 	if (mkdir(v->opts->out_dir, 0755) && errno != EEXIST)
 		return -errno;
-	if (v->rank)
-		snprintf(v->dir, sizeof(v->dir), "%s/rank%u", v->opts->out_dir,
-			 v->rank);
-	else
-		snprintf(v->dir, sizeof(v->dir), "%s", v->opts->out_dir);
+	if (v->rank ? val_path(v->dir, sizeof(v->dir), "%s/rank%u",
+			       v->opts->out_dir, v->rank) :
+		      val_path(v->dir, sizeof(v->dir), "%s", v->opts->out_dir))
+		return -ENAMETOOLONG;
 	for (size_t i = 0; i < 3; i++) {
-		snprintf(path, sizeof(path), "%s%s", v->dir, sub[i]);
+		val_path(path, sizeof(path), "%s%s", v->dir, sub[i]);
 		if (mkdir(path, 0755) && errno != EEXIST)
 			return -errno;
 	}

@@ -89,7 +89,7 @@ int val_perftest_server(struct tv_tb_validation *v, const char *tool,
 
 	snprintf(p, sizeof(p), "%u", port);
 	perftest_argv(v, tool, 1, args, p, gid, sv);
-	snprintf(slog, sizeof(slog), "%s/logs/%s.server.log", v->dir, tag);
+	val_path(slog, sizeof(slog), "%s/logs/%s.server.log", v->dir, tag);
 	return val_spawn_node(sv, NULL, slog);
 }
 
@@ -106,7 +106,7 @@ int val_perftest_client(struct tv_tb_validation *v, const char *tool,
 	a = perftest_argv(v, tool, 0, args, p, gid, cv);
 	cv[a] = v->pair[1].ip;
 	cv[a + 1] = NULL;
-	snprintf(log, cap, "%s/logs/%s.log", v->dir, tag);
+	val_path(log, cap, "%s/logs/%s.log", v->dir, tag);
 	/* The client may come before the server listens: a few tries. */
 	for (int t = 0; t < 10 && rc && !val_stopped(); t++) {
 		usleep(300000);
@@ -150,12 +150,12 @@ int val_bench_run(struct tv_tb_validation *v, char *const *args, int node,
 	argv[a++] = "--addr1";
 	argv[a++] = a1;
 	if (node >= 0) {
-		snprintf(nd, sizeof(nd), "%d", node);
+		snprintf(nd, sizeof(nd), "%d", node & 1);
 		argv[a++] = "--node";
 		argv[a++] = nd;
-		snprintf(log, cap, "%s/logs/%s.%d.log", v->dir, tag, node);
+		val_path(log, cap, "%s/logs/%s.%d.log", v->dir, tag, node);
 	} else {
-		snprintf(log, cap, "%s/logs/%s.log", v->dir, tag);
+		val_path(log, cap, "%s/logs/%s.log", v->dir, tag);
 	}
 	snprintf(env, sizeof(env), "RDMA_DEVICE=%s",
 		 v->pair[node > 0 ? 1 : 0].name);

@@ -71,6 +71,10 @@ struct tv_tb_validation {
 };
 
 void val_signals(void);
+/* A path under this rank's folder (printf-like); -ENAMETOOLONG when it
+ * does not fit (the caller's log or file then cannot be written). */
+int val_path(char *out, size_t cap, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 uint64_t val_now_ns(void);
 const char *val_status_name(enum val_status st);
 void val_add(struct tv_tb_validation *v, const char *group,

@@ -152,7 +152,7 @@ static int nodes_share(struct tv_tb_validation *v, struct val_job *j,
 	FILE *f;
 
 	job_argv(j, av);
-	snprintf(file, sizeof(file), "%s/scenarios/%s.json", v->dir, j->tag);
+	val_path(file, sizeof(file), "%s/scenarios/%s.json", v->dir, j->tag);
 	if (v->rank) {
 		f = fopen(file, "w");
 		rc = f && fwrite(bytes, 1, j->file_len, f) == j->file_len;

@@ -81,7 +81,7 @@ int val_nodes_share(struct tv_tb_validation *v, const char *file,
 		    uint32_t base, int *worst_p)
 {
 	char cl[1024], logs[VAL_MAX_PROCS][700], envs[VAL_MAX_PROCS][96];
-	char node[VAL_MAX_PROCS][8], tmo[16];
+	char node[VAL_MAX_PROCS][12], tmo[16];
 	int codes[VAL_MAX_PROCS], worst = 0, all77 = 1;
 	uint32_t n = 0, r;
 
@@ -100,7 +100,7 @@ int val_nodes_share(struct tv_tb_validation *v, const char *file,
 		snprintf(node[n], sizeof(node[n]), "%u", j);
 		for (size_t k = 0; extra && extra[k] && a < 23; k++)
 			argv[a++] = extra[k];
-		snprintf(logs[n], sizeof(logs[n]), "%s/logs/%s.%u.log", v->dir,
+		val_path(logs[n], sizeof(logs[n]), "%s/logs/%s.%u.log", v->dir,
 			 tag, j);
 		snprintf(envs[n], sizeof(envs[n]), "RDMA_DEVICE=%s", d->name);
 		codes[n] = val_spawn_node(argv, envs[n], logs[n]);
@@ -159,7 +159,7 @@ static int tweaked(struct tv_tb_validation *v, const char *path,
 		}
 		json_object_set_new(o, "timeout_ns", json_integer(20 * SEC));
 	}
-	snprintf(out, cap, "%s/scenarios/%s.json", v->dir, tag);
+	val_path(out, cap, "%s/scenarios/%s.json", v->dir, tag);
 	rc = json_dump_file(sc, out, JSON_INDENT(2)) ? -EIO : 0;
 	json_decref(sc);
 	return rc;
@@ -186,7 +186,7 @@ static void one_scenario(struct tv_tb_validation *v, const char *path,
 		return;
 	}
 	rc = val_run_nodes(v, file, nodes, tag, extra, &worst);
-	snprintf(log, sizeof(log), "%s/logs/%s.0.log", v->dir, tag);
+	val_path(log, sizeof(log), "%s/logs/%s.0.log", v->dir, tag);
 	if (rc == 77) {
 		log_line(log, "SKIP: ", why, sizeof(why));
 		val_add(v, label ? "fault" : "scenario", name, VAL_SKIP, t0,

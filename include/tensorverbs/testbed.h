@@ -334,6 +334,9 @@ struct tv_tb_swarm_failure {
 	bool written;
 };
 
+enum { TV_TB_CORRUPT_SEEDS, TV_TB_CORRUPT_FIRED, TV_TB_CORRUPT_DETECTED,
+       TV_TB_CORRUPT_UNDETECTED, TV_TB_CORRUPT_N };
+
 struct tv_tb_swarm_report {
 	uint64_t done;
 	uint64_t ops;
@@ -344,6 +347,12 @@ struct tv_tb_swarm_report {
 	uint64_t on[TV_TB_MAX_POINTS];    /* seeds with the point armed */
 	uint64_t fires[TV_TB_MAX_POINTS];
 	uint64_t bad[TV_TB_MAX_POINTS];   /* ... that failed */
+	/*
+	 * Corruption (docs/faults.md): by configuration, [0] validation off,
+	 * [1] on; each: seeds where a corruption fired, corruptions fired,
+	 * detected (a checksum, the decoder), undetected (delivered as ok).
+	 */
+	uint64_t corrupt[2][TV_TB_CORRUPT_N];
 	struct tv_tb_swarm_failure fail[TV_TB_SWARM_KEEP]; /* smallest seeds */
 	size_t nfail;
 	double secs;

@@ -3,17 +3,21 @@
 # A point counts when some file expects it to fire at least once: its
 # "expect_faults" (one line in these files) names it with a count >= 1
 # or {"min": >= 1}.
-# usage: coverage.sh TENSORVERBS DIR
+# usage: coverage.sh TENSORVERBS DIR [MORE_DIR...]  (the first holds the
+# TensorFlow regressions)
 set -u
 bin=$1
 dir=$2
+shift 2
+more=""
+for d in "$@"; do more="$more $d/*.json"; done
 status=0
 
 points=$("$bin" faults | awk 'NR > 1 && NF && $1 ~ /\// { print $1 }')
 [ -n "$points" ] || { echo "FAIL: tensorverbs faults listed nothing" >&2; exit 1; }
 for p in $points; do
 	files=$(grep -l "\"expect_faults\": {.*\"$p\": \\([1-9]\\|{\"min\": [1-9]\\)" \
-		"$dir"/*.json | xargs -r -n1 basename | tr '\n' ' ')
+		"$dir"/*.json $more | xargs -r -n1 basename | tr '\n' ' ')
 	if [ -z "$files" ]; then
 		echo "FAIL: no regression makes $p fire" >&2
 		status=1
