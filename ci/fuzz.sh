@@ -3,7 +3,7 @@
 # each for a bounded time on a scratch copy of its seed corpus
 # (tests/fuzz/corpus/<target>, never modified).  docs/fuzzing.md.
 #   FUZZ_SECONDS  time per target (default 60)
-#   FUZZ_TARGETS  targets to run (default: "wire dispatch")
+#   FUZZ_TARGETS  targets to run (default: "wire dispatch scenario trace cm")
 #   FUZZ_JOBS     parallel libFuzzer workers per target (default 1)
 #   FUZZ_SEED     libFuzzer -seed (default 1: CI runs are reproducible;
 #                 0: a fresh one each run)
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 build=${BUILD_DIR:-build-fuzz}
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-wire dispatch}
+targets=${FUZZ_TARGETS:-wire dispatch scenario trace cm}
 workers=${FUZZ_JOBS:-1}
 out=${FUZZ_OUT:-$build/fuzz-out}
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -55,8 +55,11 @@ for t in $targets; do
 	set +e
 	# A fixed seed (FUZZ_SEED, default 1) makes a CI run reproducible;
 	# FUZZ_SEED=0 lets libFuzzer pick one (exploration by hand).
+	# Scenario files and traces are text: room for a few objects.
+	maxlen=4096
+	case $t in scenario|trace) maxlen=16384 ;; esac
 	"$bin" -seed="${FUZZ_SEED:-1}" -max_total_time="$seconds" \
-		-max_len=4096 -timeout=25 \
+		-max_len="$maxlen" -timeout=25 \
 		-rss_limit_mb=2048 -malloc_limit_mb=1048576 \
 		-print_final_stats=1 "${par[@]}" \
 		-artifact_prefix="$out/crashes-$t/" "$corpus" >"$log" 2>&1

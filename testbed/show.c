@@ -155,6 +155,12 @@ static int read_trace(struct tb_trace_reader *rd, struct show_trace *tr,
 	json_t *obj;
 	int rc = read_header(rd, tr, err);
 
+	/* No header line at all (an empty file): nothing says what it is. */
+	if (rc == -ENODATA) {
+		snprintf(err, TB_TRACE_ERR_MAX, "%s: empty: no header line",
+			 rd->path);
+		return -EINVAL;
+	}
 	while (!rc && !(rc = tb_trace_reader_next(rd, &obj, err))) {
 		if (tb_trace_is_event(obj)) {
 			rc = push_event(tr, &cap, obj);

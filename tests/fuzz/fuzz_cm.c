@@ -1,0 +1,75 @@
+/*
+ * Fuzz target: the rdma_cm private data a peer sends in its connect,
+ * accept and reject (backends/cm_wire.c), and the address parser.
+ *
+ * A hello that decodes must satisfy what the decoder promises (24-bit QPN
+ * and PSN, a message buffer that holds one message) and re-encode to the
+ * same 56 bytes; a reject that decodes gives a NUL-terminated message of
+ * at most TV_CM_REJECT_MSG_MAX bytes and a non-negative errno.  The input
+ * as text goes to tv_cm_parse_addr(): it either fails or gives an address
+ * whose formatted text parses back to the same address.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tensorverbs/cm.h>
+
+#include "fuzz.h"
+
+static void hello(const uint8_t *data, size_t size)
+{
+	struct tv_cm_hello h;
+	uint8_t out[TV_CM_PRIV_BYTES], version = 0;
+	int ret = tv_cm_decode_hello(data, size, &version, &h);
+
+	FZ_CHECK(ret == 0 || ret == -EPROTO || ret == -EPROTONOSUPPORT);
+	if (ret)
+		return;
+	FZ_CHECK(size >= TV_CM_PRIV_BYTES && version == TV_CM_VERSION);
+	FZ_CHECK(h.info.ep.qp_num && h.info.ep.qp_num <= 0xffffff);
+	FZ_CHECK(h.info.ep.psn <= 0xffffff && h.info.rx_addr);
+	FZ_CHECK(h.info.rx_bytes >= tv_wire_max_bytes());
+	FZ_CHECK(tv_cm_encode_hello(&h, out, sizeof(out)) == 0);
+	FZ_CHECK(!memcmp(out, data, TV_CM_PRIV_BYTES));
+}
+
+static void reject(const uint8_t *data, size_t size)
+{
+	char msg[TV_CM_REJECT_MSG_MAX + 1];
+	int err = -1, ret;
+
+	memset(msg, 'x', sizeof(msg));
+	ret = tv_cm_decode_reject(data, size, &err, msg);
+	FZ_CHECK(ret == 0 || ret == -EPROTO || ret == -EPROTONOSUPPORT);
+	if (ret)
+		return;
+	FZ_CHECK(err >= 0 && memchr(msg, 0, sizeof(msg)));
+}
+
+static void address(const uint8_t *data, size_t size)
+{
+	struct sockaddr_storage a, b;
+	char *text = malloc(size + 1), back[128];
+
+	FZ_CHECK(text);
+	memcpy(text, data, size);
+	text[size] = 0;
+	if (!tv_cm_parse_addr(text, &a)) {
+		tv_cm_format_addr((const struct sockaddr *)&a, back,
+				  sizeof(back));
+		/* A scope id by name formats as its number: parse that too. */
+		FZ_CHECK(tv_cm_parse_addr(back, &b) == 0);
+		FZ_CHECK(a.ss_family == b.ss_family);
+	}
+	free(text);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	hello(data, size);
+	reject(data, size);
+	if (size < 256)
+		address(data, size);
+	return 0;
+}
