@@ -27,6 +27,7 @@
 #include <tensorverbs/ibverbs.h>
 
 #include "coord.h"
+#include "le.h"   /* engine/: little-endian bytes */
 #include "tb_int.h"
 
 #define HW_FAULT_SLOTS TV_TB_MAX_POINTS
@@ -243,6 +244,30 @@ int tv_tb_hw_device_addr(uint16_t port, struct sockaddr_storage *ss_p,
 	}
 	tv_ibv_free_all(infos, n);
 	return ret;
+}
+
+void tv_tb_ep_put(uint8_t *p, const struct tv_vf_qp_endpoint *ep)
+{
+	tv_le_put(p, ep->qp_num, 4);
+	tv_le_put(p + 4, ep->psn, 4);
+	tv_le_put(p + 8, ep->lid, 2);
+	tv_le_put(p + 10, 0, 2);
+	memcpy(p + 12, ep->gid, 16);
+}
+
+int tv_tb_ep_get(const uint8_t *p, struct tv_vf_qp_endpoint *ep_p)
+{
+	struct tv_vf_qp_endpoint ep;
+
+	ep.qp_num = (uint32_t)tv_le_get(p, 4);
+	ep.psn = (uint32_t)tv_le_get(p + 4, 4);
+	ep.lid = (uint16_t)tv_le_get(p + 8, 2);
+	memcpy(ep.gid, p + 12, 16);
+	/* 24-bit QPN and PSN, the padding zero. */
+	if (ep.qp_num > 0xffffff || ep.psn > 0xffffff || tv_le_get(p + 10, 2))
+		return -EPROTO;
+	*ep_p = ep;
+	return 0;
 }
 
 int tv_tb_mpi_addrs(const char *who, uint16_t port_base,

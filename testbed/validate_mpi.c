@@ -75,7 +75,7 @@ static int hosts_gather(struct tv_tb_validation *v, struct host_checks **all_p)
 static void hosts_checks(struct tv_tb_validation *v,
 			 const struct host_checks *all)
 {
-	char name[128];
+	char name[192]; /* val_add keeps what fits its 128 bytes */
 
 	for (uint32_t r = 1; r < v->size; r++)
 		for (uint32_t i = 0; i < all[r].n && i < HOST_CHECKS; i++) {

@@ -222,8 +222,18 @@ static int write_html(const struct tv_tb_validation *v, const char *path)
 	html_put(f, tv_tb_build_id());
 	fprintf(f, ", kernel ");
 	html_put(f, u.release);
-	fprintf(f, ", %zu device(s), %.1f s</p>\n<h2>Checks</h2>\n",
-		v->ndevs, v->secs);
+	if (v->hosts) {
+		/* Under mpirun: every rank's host and devices. */
+		fprintf(f, ", %u MPI ranks:", v->size);
+		for (uint32_t r = 0; r < v->size; r++) {
+			fprintf(f, "%s rank %u on ", r ? ";" : "", r);
+			html_put(f, v->hosts[r].name);
+			fprintf(f, " (%u device(s))", v->hosts[r].ndevs);
+		}
+	} else {
+		fprintf(f, ", %zu device(s)", v->ndevs);
+	}
+	fprintf(f, ", %.1f s</p>\n<h2>Checks</h2>\n", v->secs);
 	html_checks(f, v);
 	fputs("<h2>Benchmarks beside perftest</h2>\n", f);
 	if (!v->nseries)

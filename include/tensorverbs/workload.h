@@ -511,6 +511,15 @@ struct tv_tb_bench {
  * bytes are the peers': decode them as hostile (free each blob, then
  * both arrays).
  */
+/*
+ * A QP endpoint in set-up bytes: TV_TB_EP_BYTES, little-endian (QPN, PSN,
+ * LID, two zero bytes, GID).  Reading checks it: -EPROTO for a QPN or PSN
+ * past 24 bits or non-zero padding (*ep_p untouched).
+ */
+#define TV_TB_EP_BYTES 28
+void tv_tb_ep_put(uint8_t *p, const struct tv_vf_qp_endpoint *ep);
+int tv_tb_ep_get(const uint8_t *p, struct tv_vf_qp_endpoint *ep_p);
+
 struct tv_tb_peers;
 int tv_tb_peers_open(uint32_t node, uint32_t nodes,
 		     const struct sockaddr_storage *addr0, uint64_t fingerprint,

@@ -27,7 +27,7 @@
 #define GH_MAGIC 0x47485654u      /* "TVHG" */
 #define GH_VERSION 1u
 #define GH_HEAD_BYTES (16u + TV_GATHER_HANDLE_BYTES)
-#define GH_EP_BYTES 28u           /* qpn, psn, lid, pad, gid */
+#define GH_EP_BYTES TV_TB_EP_BYTES
 #define GH_MSG_MAX 256
 
 enum { S_GATHERS, S_OK, S_ROWS, S_FAILED, S_BAD, S_N };
@@ -68,27 +68,6 @@ static size_t ep_off(uint32_t qps, uint32_t peer, uint32_t k,
 				       GH_EP_BYTES;
 }
 
-static void ep_put(uint8_t *p, const struct tv_vf_qp_endpoint *ep)
-{
-	tv_le_put(p, ep->qp_num, 4);
-	tv_le_put(p + 4, ep->psn, 4);
-	tv_le_put(p + 8, ep->lid, 2);
-	memcpy(p + 12, ep->gid, 16);
-}
-
-static int ep_get(const uint8_t *p, struct tv_vf_qp_endpoint *ep_p)
-{
-	ep_p->qp_num = (uint32_t)tv_le_get(p, 4);
-	ep_p->psn = (uint32_t)tv_le_get(p + 4, 4);
-	ep_p->lid = (uint16_t)tv_le_get(p + 8, 2);
-	memcpy(ep_p->gid, p + 12, 16);
-	/* 24-bit QPN and PSN, the padding zero. */
-	if (ep_p->qp_num > 0xffffff || ep_p->psn > 0xffffff ||
-	    tv_le_get(p + 10, 2))
-		return -EPROTO;
-	return 0;
-}
-
 int gw_blob_make(struct tv_gather_ctx *ctx, uint32_t me, uint32_t nodes,
 		 uint32_t qps, uint8_t **blob_p, size_t *len_p)
 {
@@ -113,7 +92,8 @@ int gw_blob_make(struct tv_gather_ctx *ctx, uint32_t me, uint32_t nodes,
 				ret = tv_gather_qp_endpoint(ctx, p, k, role,
 							    &ep);
 				if (!ret)
-					ep_put(b + ep_off(qps, p, k, role), &ep);
+					tv_tb_ep_put(b + ep_off(qps, p, k,
+								role), &ep);
 			}
 	if (ret) {
 		free(b);
@@ -153,7 +133,7 @@ int gw_blob_apply(struct tv_gather_ctx *ctx, uint32_t me, uint32_t nodes,
 			struct tv_vf_qp_endpoint ep;
 
 			/* Our client k talks to its server k, and back. */
-			if (ep_get(b + ep_off(qps, me, k, !role), &ep)) {
+			if (tv_tb_ep_get(b + ep_off(qps, me, k, !role), &ep)) {
 				snprintf(msg, cap, "node %u's endpoint %u is "
 					 "malformed", p, k);
 				return -EPROTO;

@@ -237,31 +237,13 @@ static int bp_connect(struct bp *b)
  */
 #define BP_MAGIC 0x42505654u      /* "TVPB" */
 #define BP_EP 16u
-#define BP_TOK (BP_EP + 28u)
+#define BP_TOK (BP_EP + TV_TB_EP_BYTES)
 #define BP_TOK_OFF (BP_TOK + TV_PORT_HANDLE_BYTES)
 #define BP_DATA (BP_TOK_OFF + 8u)
 #define BP_FEP (BP_DATA + TV_PORT_HANDLE_BYTES)
-#define BP_FADDR (BP_FEP + 28u)
+#define BP_FADDR (BP_FEP + TV_TB_EP_BYTES)
 #define BP_FRKEY (BP_FADDR + 8u)
 #define BP_BLOB (BP_FRKEY + 4u)
-
-static void ep_put(uint8_t *p, const struct tv_vf_qp_endpoint *ep)
-{
-	tv_le_put(p, ep->qp_num, 4);
-	tv_le_put(p + 4, ep->psn, 4);
-	tv_le_put(p + 8, ep->lid, 2);
-	memcpy(p + 12, ep->gid, 16);
-}
-
-static bool ep_get(const uint8_t *p, struct tv_vf_qp_endpoint *ep)
-{
-	ep->qp_num = (uint32_t)tv_le_get(p, 4);
-	ep->psn = (uint32_t)tv_le_get(p + 4, 4);
-	ep->lid = (uint16_t)tv_le_get(p + 8, 2);
-	memcpy(ep->gid, p + 12, 16);
-	return ep->qp_num <= 0xffffff && ep->psn <= 0xffffff &&
-	       !tv_le_get(p + 10, 2);
-}
 
 static int blob_make(struct bp_node *n, uint8_t *b)
 {
@@ -274,7 +256,7 @@ static int blob_make(struct bp_node *n, uint8_t *b)
 	tv_le_put(b, BP_MAGIC, 4);
 	tv_le_put(b + 4, 1, 4);
 	tv_le_put(b + 8, n->id, 4);
-	ep_put(b + BP_EP, &ep);
+	tv_tb_ep_put(b + BP_EP, &ep);
 	tv_port_sem_handle(n->sem, &h, &off);
 	tv_port_mem_handle_encode(&h, b + BP_TOK, TV_PORT_HANDLE_BYTES);
 	tv_le_put(b + BP_TOK_OFF, off, 8);
@@ -282,7 +264,7 @@ static int blob_make(struct bp_node *n, uint8_t *b)
 	tv_port_mem_handle_encode(&h, b + BP_DATA, TV_PORT_HANDLE_BYTES);
 	if (!ret)
 		ret = tv_vf_qp_endpoint(n->floor.qp, &ep);
-	ep_put(b + BP_FEP, &ep);
+	tv_tb_ep_put(b + BP_FEP, &ep);
 	tv_le_put(b + BP_FADDR, (uintptr_t)n->floor.buf, 8);
 	tv_le_put(b + BP_FRKEY, n->floor.mr->rkey, 4);
 	return ret;
@@ -297,7 +279,7 @@ static int blob_apply(struct bp_node *n, const uint8_t *b, size_t len)
 
 	if (len != BP_BLOB || tv_le_get(b, 4) != BP_MAGIC ||
 	    tv_le_get(b + 4, 4) != 1 || tv_le_get(b + 8, 4) != peer ||
-	    !ep_get(b + BP_EP, &ep) || !ep_get(b + BP_FEP, &fep) ||
+	    tv_tb_ep_get(b + BP_EP, &ep) || tv_tb_ep_get(b + BP_FEP, &fep) ||
 	    tv_port_mem_handle_decode(b + BP_TOK, TV_PORT_HANDLE_BYTES, &tok) ||
 	    tv_port_mem_handle_decode(b + BP_DATA, TV_PORT_HANDLE_BYTES,
 				      &data) ||
