@@ -458,12 +458,22 @@ static int channel_send_one(struct tv_channel *ch, struct tv_txent *tx)
 	ch->tx_local_busy = true;
 	ch->tx_remote_busy = true;
 	/*
-	 * Its ACK timeout starts at the next timer pass (the end of this
-	 * progress call, or the next one), not with a clock read here: on
-	 * the fetch path a clock read is 0.1 us on emulated CPUs, and a
-	 * timeout can only fire in a timer pass anyway.
+	 * Inside progress, its ACK timeout starts at the timer pass that
+	 * ends the call, not with a clock read here: on the fetch path a
+	 * clock read is 0.1 us on emulated CPUs, and a timeout can only fire
+	 * in a timer pass anyway.  Outside progress (tv_engine_recv and the
+	 * like) no pass may ever come: a message that RNR-retries for ever
+	 * brings no completion, and nothing would wake the caller (swarm
+	 * seed 2180, regressions/ack_timer_outside_progress).  Arm it here.
 	 */
-	ch->msg_stamp_pending = true;
+	if (e->in_progress) {
+		ch->msg_stamp_pending = true;
+	} else {
+		ch->msg_sent_ns = tv_vf_now_ns(e->dev);
+		if (e->cfg.ack_timeout_ns)
+			tv_vf_wake_at(e->dev,
+				      ch->msg_sent_ns + e->cfg.ack_timeout_ns);
+	}
 	e->stats.msgs_sent[tx->type]++;
 	ev.length = len;
 	tv__emit(e, TV_EV_MSG_SEND, ch->peer_id, &ev);

@@ -448,6 +448,7 @@ int tv_engine_progress(struct tv_engine *e)
 	uint32_t i;
 	int n, total = 0;
 
+	e->in_progress = true;
 	for (i = 0; i < e->nchannels; i++) {
 		struct tv_channel *ch = e->channels[i];
 
@@ -458,6 +459,7 @@ int tv_engine_progress(struct tv_engine *e)
 			total += n;
 	}
 	engine_timers(e);
+	e->in_progress = false;
 	return total;
 }
 

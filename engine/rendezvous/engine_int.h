@@ -298,6 +298,12 @@ struct tv_engine {
 	struct tv_msg tx_msg;         /* encode */
 	struct tv_engine_stats stats;
 	bool destroying;
+	/*
+	 * Inside tv_engine_progress(): its timer pass follows.  Outside it
+	 * (an application call) nothing promises a pass: a completion that
+	 * would bring one may never come (a send in RNR retries for ever).
+	 */
+	bool in_progress;
 };
 
 /* wr_id tags: low bits of an aligned pointer, or a constant. */
