@@ -1,5 +1,6 @@
 /* `tensorverbs replay FILE`: run a trace again and compare (testbed.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,19 +11,31 @@
 
 static const char replay_usage[] =
 	"usage: tensorverbs replay TRACE.jsonl\n"
+	"       tensorverbs replay RECORDING.jsonl --sim\n"
 	"\n"
 	"Re-runs the scenario embedded in a trace written by `tensorverbs run\n"
 	"--trace` with the trace's seed, and compares every event with the\n"
 	"recorded one (wall-clock fields excepted).  The header's fault plan\n"
 	"is armed again, with the same seed: faults fire at the same hits.\n"
 	"\n"
+	"\n"
+	"--sim: a recording (`run --record`, `serve --record`, `merge`; made\n"
+	"on real verbs or on the simulator) is run in the simulator, each CQ\n"
+	"handing out its completions in the recorded order, the recorded\n"
+	"faults firing at their hits; then every node's verbs and the\n"
+	"outcome are compared (docs/recording.md).  Prints \"replayed\n"
+	"identically\", or the first divergence and whether the outcome (or\n"
+	"the failure kind) was reproduced.\n"
+	"\n"
 	"exit status: 0 identical, 1 the runs diverge (the first divergent\n"
 	"event is printed), 2 bad usage or a malformed trace.\n";
 
-static int parse_replay_args(int argc, char **argv, const char **file_p)
+static int parse_replay_args(int argc, char **argv, const char **file_p,
+			     bool *sim_p)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "sim", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -32,6 +45,10 @@ static int parse_replay_args(int argc, char **argv, const char **file_p)
 		if (c == 'h') {
 			fputs(replay_usage, stdout);
 			return 1;
+		}
+		if (c == 'S') {
+			*sim_p = true;
+			continue;
 		}
 		fputs(replay_usage, stderr);
 		return -EINVAL;
@@ -68,15 +85,56 @@ static void print_divergence(const struct tv_tb_replay_report *r,
 	print_line("actual:", r->actual, "(the run has no more events)");
 }
 
+static const char *sim_verdict(const struct tv_tb_replay_sim_report *r)
+{
+	if (r->same_outcome && !r->diverged && !r->held)
+		return "replayed identically";
+	if (r->same_failure_kind)
+		return "reproduced: same failure kind";
+	return r->same_outcome ? "same outcome" : "outcome differs";
+}
+
+static int replay_sim(const char *file)
+{
+	struct tv_tb_replay_sim_report r;
+	const char *v;
+	int rc = tv_tb_replay_sim(file, &r);
+
+	if (rc) {
+		fprintf(stderr, "tensorverbs replay --sim: %s\n", r.err);
+		tv_tb_replay_sim_report_free(&r);
+		return CLI_EXIT_USAGE;
+	}
+	v = sim_verdict(&r);
+	printf("replay --sim: %s (%s recording, %" PRIu64 " events; "
+	       "recorded %s: %s; simulator %s: %s)\n", v, r.backend, r.events,
+	       r.rec_result, r.rec_summary, r.sim_result, r.sim_summary);
+	if (r.diverged) {
+		printf("replay --sim: first divergence at recorded event %" PRIu64
+		       " (node %u's event %" PRIu64 ")\n", r.div_index,
+		       r.div_node, r.div_k);
+		print_line("recorded:", r.expected, "(the recording has no more events of that node)");
+		print_line("simulator:", r.actual, "(the simulator did nothing more on that node)");
+	}
+	if (r.held)
+		printf("replay --sim: %zu completion(s) never matched the "
+		       "recorded order (held back at the end)\n", r.held);
+	tv_tb_replay_sim_report_free(&r);
+	return strcmp(v, "replayed identically") ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+}
+
 int cli_replay(int argc, char **argv, const char *argv0)
 {
 	struct tv_tb_replay_report r = { 0 };
 	const char *file;
-	int rc = parse_replay_args(argc, argv, &file), exit_code;
+	bool sim = false;
+	int rc = parse_replay_args(argc, argv, &file, &sim), exit_code;
 
 	(void)argv0;
 	if (rc)
 		return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	if (sim)
+		return replay_sim(file);
 	rc = tv_tb_replay(file, &r);
 	if (rc) {
 		fprintf(stderr, "tensorverbs replay: %s\n", r.err);

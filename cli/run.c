@@ -28,6 +28,9 @@ static const char run_usage[] =
 	"  --print-hash   print the simulator's event hash: event-hash: 0x...\n"
 	"  --trace FILE   write every event to FILE as JSON Lines, for\n"
 	"                 `tensorverbs replay` and `tensorverbs show`\n"
+	"  --record FILE  record what every node's verbs facade was asked and\n"
+	"                 answered, for `tensorverbs replay --sim`\n"
+	"                 (docs/recording.md)\n"
 	"  --verbose, -v  print every workload and simulator event\n"
 	"  --json FILE    the result as JSON (docs/results.md)\n"
 	"  --junit FILE   the result as JUnit XML: one test case\n"
@@ -47,6 +50,7 @@ struct run_args {
 	bool print_hash;
 	bool verbose;
 	const char *trace_file;
+	const char *record_file;
 	const char *json_file;
 	const char *junit_file;
 	const char *faults;        /* --faults PLAN, as given */
@@ -60,6 +64,7 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "print-hash", no_argument, NULL, 'H' },
 		{ "trace", required_argument, NULL, 'T' },
+		{ "record", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "faults", required_argument, NULL, 'F' },
 		{ "json", required_argument, NULL, 'J' },
@@ -85,6 +90,7 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
 		case 'q': a->quiet = true; break;
 		case 'H': a->print_hash = true; break;
 		case 'T': a->trace_file = optarg; break;
+		case 'R': a->record_file = optarg; break;
 		case 'v': a->verbose = true; break;
 		case 'F': a->faults = optarg; break;
 		case 'J': a->json_file = optarg; break;
@@ -203,7 +209,33 @@ static int run_traced(const struct run_args *a,
 		}
 	}
 	opts->trace = trace;
+	if (a->record_file) {
+		rc = tv_tb_record_create(a->record_file, sc, a->file,
+					 opts->seed, "sim", &opts->tap);
+		if (rc) {
+			fprintf(stderr, "tensorverbs run: cannot record to %s: %s\n",
+				a->record_file, strerror(-rc));
+			if (trace)
+				tv_tb_trace_finish(trace, NULL);
+			*trace_rc_p = rc;
+			return rc;
+		}
+	}
 	rc = tv_tb_run(sc, opts, run_p);
+	if (opts->tap) {
+		static const struct tv_tb_result none_res;
+		static const struct tv_tb_failures none_fails;
+		int rrc = tv_tb_record_finish(
+			opts->tap, *run_p ? tv_tb_run_result(*run_p) : &none_res,
+			*run_p ? tv_tb_run_failures(*run_p) : &none_fails);
+
+		opts->tap = NULL;
+		if (rrc) {
+			fprintf(stderr, "tensorverbs run: cannot record to %s: %s\n",
+				a->record_file, strerror(-rrc));
+			*trace_rc_p = rrc;
+		}
+	}
 	if (trace) {
 		*trace_rc_p = tv_tb_trace_finish(trace, rc ? NULL : *run_p);
 		if (*trace_rc_p)

@@ -20,10 +20,19 @@
 #include "flt_priv.h"
 #include "wire.h" /* the protocol's immediates: ACK, message, tensor write */
 
+struct flt_qpnum {
+	uint32_t qp_num;
+	uint32_t idx;
+};
+
 struct flt_dev {
 	struct tv_vf_device base;
 	struct tv_vf_device *inner;
 	struct tv_flt *flt;
+	struct tv_flt_tap tap;     /* tap.event NULL: untapped */
+	uint32_t ncqs, nqps;       /* made so far: the next index */
+	struct flt_qpnum *qpnums;  /* a completion's qp_num to its index */
+	size_t nqpnums;
 };
 
 struct flt_pd {
@@ -39,6 +48,7 @@ struct flt_mr {
 struct flt_cq {
 	struct tv_vf_cq base;
 	struct tv_vf_cq *inner;
+	uint32_t idx;
 };
 
 /*
@@ -56,7 +66,10 @@ struct flt_qp {
 	struct tv_vf_qp base;
 	struct tv_vf_qp *inner;
 	struct flt_bounce *bounces;
+	uint32_t idx;
 };
+
+static const struct tv_vf_ops flt_ops;
 
 #define to_dev(d) TV_CONTAINER_OF(d, struct flt_dev, base)
 #define to_pd(p) TV_CONTAINER_OF(p, struct flt_pd, base)
@@ -67,6 +80,107 @@ struct flt_qp {
 static struct tv_vf_device *inner_dev(struct tv_vf_device *dev)
 {
 	return to_dev(dev)->inner;
+}
+
+/* ---- taps ----------------------------------------------------------------- */
+
+static bool tapped(struct tv_vf_device *dev)
+{
+	return to_dev(dev)->tap.event != NULL;
+}
+
+static void tap_emit(struct tv_vf_device *dev, struct tv_flt_tap_event *ev)
+{
+	struct flt_dev *d = to_dev(dev);
+
+	d->tap.event(d->tap.ctx, ev);
+}
+
+static void tap_init(struct tv_flt_tap_event *ev, enum tv_flt_tap_kind kind,
+		     uint32_t qp)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = kind;
+	ev->qp = qp;
+	ev->cq = TV_FLT_TAP_NONE;
+}
+
+static uint32_t qp_index(const struct flt_dev *d, uint32_t qp_num)
+{
+	for (size_t i = d->nqpnums; i-- > 0;)
+		if (d->qpnums[i].qp_num == qp_num)
+			return d->qpnums[i].idx;
+	return TV_FLT_TAP_NONE;
+}
+
+/* A new QP's number, newest first: a reused number maps to the new QP. */
+static int qp_number_add(struct flt_dev *d, uint32_t qp_num, uint32_t idx)
+{
+	struct flt_qpnum *n = realloc(d->qpnums,
+				      (d->nqpnums + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	n[d->nqpnums].qp_num = qp_num;
+	n[d->nqpnums].idx = idx;
+	d->qpnums = n;
+	d->nqpnums++;
+	return 0;
+}
+
+static void tap_polled(struct flt_cq *cq, const struct tv_vf_wc *wc, int n)
+{
+	struct flt_dev *d = to_dev(cq->base.dev);
+	struct tv_flt_tap_event ev;
+
+	for (int i = 0; i < n; i++) {
+		tap_init(&ev, TV_FLT_TAP_POLL, qp_index(d, wc[i].qp_num));
+		ev.cq = cq->idx;
+		ev.opcode = wc[i].opcode;
+		ev.status = wc[i].status;
+		ev.len = wc[i].byte_len;
+		ev.has_imm = (wc[i].wc_flags & TV_WC_WITH_IMM) != 0;
+		ev.imm = ev.has_imm ? wc[i].imm_data : 0;
+		ev.flags = wc[i].wc_flags;
+		ev.wr_id = wc[i].wr_id;
+		d->tap.event(d->tap.ctx, &ev);
+	}
+}
+
+static void tap_posted(struct flt_qp *qp, const struct tv_vf_send_wr *wr)
+{
+	struct tv_flt_tap_event ev;
+
+	tap_init(&ev, TV_FLT_TAP_POST_SEND, qp->idx);
+	ev.opcode = wr->opcode;
+	for (int i = 0; i < wr->num_sge; i++)
+		ev.len += wr->sg_list[i].length;
+	ev.has_imm = wr->opcode == TV_WR_RDMA_WRITE_WITH_IMM ||
+		     wr->opcode == TV_WR_SEND_WITH_IMM;
+	ev.imm = ev.has_imm ? wr->imm_data : 0;
+	ev.flags = wr->send_flags;
+	ev.wr_id = wr->wr_id;
+	tap_emit(qp->base.dev, &ev);
+}
+
+uint32_t tv_flt_tap_qp_index(struct tv_vf_device *dev, uint32_t qp_num)
+{
+	if (!dev || dev->ops != &flt_ops)
+		return TV_FLT_TAP_NONE;
+	return qp_index(to_dev(dev), qp_num);
+}
+
+int tv_flt_set_tap(struct tv_vf_device *dev, const struct tv_flt_tap *tap)
+{
+	if (!dev || dev->ops != &flt_ops)
+		return -EINVAL;
+	if (tap && !tap->event)
+		return -EINVAL;
+	if (tap)
+		to_dev(dev)->tap = *tap;
+	else
+		memset(&to_dev(dev)->tap, 0, sizeof(to_dev(dev)->tap));
+	return 0;
 }
 
 static int w_query_device(struct tv_vf_device *dev,
@@ -132,6 +246,14 @@ static int w_reg_mr(struct tv_vf_pd *pd, void *addr, size_t length,
 	}
 	mr->base = *mr->inner;
 	mr->base.pd = pd;
+	if (tapped(pd->dev)) {
+		struct tv_flt_tap_event ev;
+
+		tap_init(&ev, TV_FLT_TAP_REG_MR, TV_FLT_TAP_NONE);
+		ev.len = (uint32_t)(length > UINT32_MAX ? UINT32_MAX : length);
+		ev.flags = access;
+		tap_emit(pd->dev, &ev);
+	}
 	*mr_p = &mr->base;
 	return 0;
 }
@@ -160,6 +282,7 @@ static int w_create_cq(struct tv_vf_device *dev, uint32_t cqe,
 	}
 	cq->base = *cq->inner;
 	cq->base.dev = dev;
+	cq->idx = to_dev(dev)->ncqs++;
 	*cq_p = &cq->base;
 	return 0;
 }
@@ -219,6 +342,15 @@ static int w_poll_cq(struct tv_vf_cq *cq, int n, struct tv_vf_wc *wc)
 				wc[kept++] = wc[i];
 	} while (!kept && got == n);
 	fiu_do_on("vf/cq/reorder", recv_first(wc, kept));
+	if (kept && tapped(cq->dev)) {
+		struct flt_dev *d = to_dev(cq->dev);
+
+		/* What the caller gets is what is recorded: after the hook. */
+		if (d->tap.poll)
+			kept = d->tap.poll(d->tap.ctx, to_cq(cq)->idx, wc,
+					   kept, n);
+		tap_polled(to_cq(cq), wc, kept);
+	}
 	return kept;
 }
 
@@ -239,6 +371,14 @@ static int w_create_qp(struct tv_vf_pd *pd,
 		free(qp);
 		return ret;
 	}
+	qp->idx = to_dev(pd->dev)->nqps;
+	ret = qp_number_add(to_dev(pd->dev), qp->inner->qp_num, qp->idx);
+	if (ret) {
+		tv_vf_destroy_qp(qp->inner);
+		free(qp);
+		return ret;
+	}
+	to_dev(pd->dev)->nqps++;
 	qp->base = *qp->inner;
 	qp->base.dev = pd->dev;
 	qp->base.pd = pd;
@@ -252,9 +392,17 @@ static int w_create_qp(struct tv_vf_pd *pd,
 static int w_modify_qp(struct tv_vf_qp *qp, const struct tv_vf_qp_attr *attr,
 		       uint32_t mask)
 {
+	enum tv_vf_qp_state was = qp->state;
 	int ret = tv_vf_modify_qp(to_qp(qp)->inner, attr, mask);
 
 	qp->state = to_qp(qp)->inner->state;
+	if (qp->state != was && tapped(qp->dev)) {
+		struct tv_flt_tap_event ev;
+
+		tap_init(&ev, TV_FLT_TAP_QP_STATE, to_qp(qp)->idx);
+		ev.state = qp->state;
+		tap_emit(qp->dev, &ev);
+	}
 	return ret;
 }
 
@@ -466,6 +614,8 @@ static int w_post_send(struct tv_vf_qp *qp, struct tv_vf_send_wr *wr,
 	int ret;
 
 	for (; wr; wr = wr->next) {
+		if (tapped(qp->dev))
+			tap_posted(to_qp(qp), wr);
 		ret = post_one(to_qp(qp), wr);
 		if (ret) {
 			*bad_wr_p = wr;
@@ -483,6 +633,15 @@ static int w_post_recv(struct tv_vf_qp *qp, struct tv_vf_recv_wr *wr,
 	int ret;
 
 	for (; wr; wr = wr->next) {
+		if (tapped(qp->dev)) {
+			struct tv_flt_tap_event ev;
+
+			tap_init(&ev, TV_FLT_TAP_POST_RECV, to_qp(qp)->idx);
+			for (int i = 0; i < wr->num_sge; i++)
+				ev.len += wr->sg_list[i].length;
+			ev.wr_id = wr->wr_id;
+			tap_emit(qp->dev, &ev);
+		}
 		skip = false;
 		fiu_do_on("vf/recv/drop", skip = true);
 		if (skip)
@@ -576,6 +735,8 @@ int tv_flt_wrap(struct tv_flt *flt, struct tv_vf_device *inner,
 
 void tv_flt_unwrap(struct tv_vf_device *dev)
 {
-	if (dev)
+	if (dev) {
+		free(to_dev(dev)->qpnums);
 		free(to_dev(dev));
+	}
 }

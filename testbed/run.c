@@ -174,6 +174,12 @@ int tv_tb_run_device(struct tv_tb_run *run, uint32_t node,
 		rc = tv_flt_wrap(run->flt, inner, &ns->dev);
 		if (rc)
 			return rc;
+		rc = run->opts.tap ? tb_tap_attach(run->opts.tap, node,
+						   ns->dev) : 0;
+		if (rc) {
+			tv_flt_unwrap(ns->dev);
+			return rc;
+		}
 	} else {
 		ns->dev = inner;
 	}

@@ -39,6 +39,9 @@ static void fault_fired(void *ctx, const char *point, uint64_t hit)
 		       r->actor == TV_TB_NO_NODE ? -1 : (int)r->actor);
 	if (r->rec)
 		tb_rec_fault_event(r->rec, point, hit, r->actor);
+	if (r->opts.tap)
+		tb_tap_fire(r->opts.tap, r->actor, point, hit,
+			    tv_sim_now_ns(r->sim));
 }
 
 int tb_faults_setup(struct tv_tb_run *r)
@@ -46,10 +49,14 @@ int tb_faults_setup(struct tv_tb_run *r)
 	char err[TV_TB_PLAN_ERR_MAX];
 	int rc;
 
-	if (!r->faulty)
+	if (!r->faulty && !r->opts.tap)
 		return 0;
-	rc = tb_plan_injector(r->sc->faults, r->opts.seed, &r->flt, err,
-			      sizeof(err));
+	/* A recording without a plan: the wrapper's taps, no rule. */
+	if (!r->faulty)
+		rc = tv_flt_create(r->opts.seed, &r->flt);
+	else
+		rc = tb_plan_injector(r->sc->faults, r->opts.seed, &r->flt,
+				      err, sizeof(err));
 	if (rc) {
 		tv_tb_fail(r, TV_TB_FK_RUNNER, "fault plan: %s",
 			   rc == -EINVAL ? err : strerror(-rc));

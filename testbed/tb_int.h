@@ -191,6 +191,61 @@ int tb_trace_read_header(struct tb_trace_reader *rd, json_t **hdr_p,
 /* The recorder of a trace file (for tv_tb_run). */
 struct tb_rec *tb_trace_rec(struct tv_tb_trace *trace);
 
+/* ---- record.c: recordings of the verbs (docs/recording.md) ----------------- */
+
+#include <tensorverbs/faults.h>
+
+json_t *tb_json_hex(uint64_t v);
+json_t *tb_json_wr_op(uint32_t op);
+json_t *tb_json_wc_op(uint32_t op);
+json_t *tb_json_wc_status(uint32_t status);
+
+enum { TB_TAP_SRC_VERBS = 0, TB_TAP_SRC_FIRE = 1 };
+
+/* One recorded line, binary until the file is written. */
+struct tb_tap_rec {
+	uint64_t t_ns;             /* since the recording's start */
+	uint64_t hit;              /* FIRE: the point's hit */
+	uint32_t node;
+	uint16_t point;            /* FIRE: index in tv_flt_points() */
+	uint8_t src;               /* TB_TAP_SRC_* */
+	struct tv_flt_tap_event ev; /* VERBS */
+};
+
+struct tb_tap_node {
+	struct tv_tb_tap *tap;
+	uint32_t node;
+	struct tv_vf_device *dev;  /* the wrapped device */
+};
+
+typedef int (*tb_tap_poll_fn)(void *ctx, uint32_t cq, struct tv_vf_wc *wc,
+			      int got, int cap);
+
+struct tv_tb_tap {
+	struct tb_tap_rec *recs;
+	size_t n, cap;
+	int err;                   /* sticky: -ENOMEM */
+	uint64_t t0_ns;            /* the device clock at the start */
+	uint32_t nnodes;
+	struct tb_tap_node *nodes;
+	tb_tap_poll_fn poll;       /* replay --sim: per node ctx = nodes[n] */
+	void *follow;              /* replay --sim's state, or NULL */
+	char *path;                /* recording: where to write */
+	json_t *hdr;
+};
+
+const char *tb_tap_kind_name(uint32_t kind);
+int tb_tap_kind_parse(const char *name, uint32_t *kind_p);
+int tb_tap_new(uint32_t nodes, struct tv_tb_tap **tap_p);
+void tb_tap_free(struct tv_tb_tap *t);
+int tb_tap_attach(struct tv_tb_tap *t, uint32_t node,
+		  struct tv_vf_device *wrapped);
+void tb_tap_fire(struct tv_tb_tap *t, uint32_t node, const char *point,
+		 uint64_t hit, uint64_t now_ns);
+json_t *tb_tap_line(const struct tb_tap_rec *r, uint64_t i);
+int tb_tap_summary(uint64_t events, const struct tv_tb_result *res,
+		   const struct tv_tb_failures *fails, json_t **sum_p);
+
 /* ---- run.c ------------------------------------------------------------------ */
 
 /* A run with a recorder of the caller's (replay, counting), or none. */

@@ -99,6 +99,28 @@ static json_t *j_hex(uint64_t v)
 	return json_sprintf("0x%" PRIx64, v);
 }
 
+json_t *tb_json_hex(uint64_t v)
+{
+	return j_hex(v);
+}
+
+json_t *tb_json_wr_op(uint32_t op)
+{
+	return j_name(name_of(wr_opcode_names, ARRAY_SIZE(wr_opcode_names),
+			      op), op);
+}
+
+json_t *tb_json_wc_op(uint32_t op)
+{
+	return j_name(wc_opcode_name(op), op);
+}
+
+json_t *tb_json_wc_status(uint32_t status)
+{
+	return j_name(name_of(wc_status_names, ARRAY_SIZE(wc_status_names),
+			      status), status);
+}
+
 json_t *tv_tb_json_node(uint32_t node)
 {
 	return node == UINT32_MAX ? json_null() : json_integer(node);

@@ -116,6 +116,56 @@ int tv_flt_wrap(struct tv_flt *flt, struct tv_vf_device *inner,
 		struct tv_vf_device **dev_p);
 void tv_flt_unwrap(struct tv_vf_device *dev);
 
+/*
+ * Taps: what a wrapped device's caller did and saw, for the recorder of
+ * runs on real verbs (testbed/record.c, docs/recording.md) and for the
+ * simulator replaying one.  QPs and CQs are numbered per wrapped device
+ * in creation order from 0 (QP numbers and pointers change from run to
+ * run, creation order does not).  A device without a tap pays one NULL
+ * test per call.
+ */
+enum tv_flt_tap_kind {
+	TV_FLT_TAP_REG_MR,    /* len: the MR's length */
+	TV_FLT_TAP_QP_STATE,  /* a modify_qp that changed the state */
+	TV_FLT_TAP_POST_SEND, /* one WR as the caller posted it */
+	TV_FLT_TAP_POST_RECV,
+	TV_FLT_TAP_POLL,      /* one completion as the caller got it */
+};
+
+#define TV_FLT_TAP_NONE UINT32_MAX
+
+struct tv_flt_tap_event {
+	enum tv_flt_tap_kind kind;
+	uint32_t qp;      /* index, or TV_FLT_TAP_NONE */
+	uint32_t cq;      /* index (POLL), or TV_FLT_TAP_NONE */
+	uint32_t opcode;  /* enum tv_vf_wr_opcode, or tv_vf_wc_opcode (POLL) */
+	uint32_t status;  /* POLL: enum tv_vf_wc_status */
+	uint32_t state;   /* QP_STATE: enum tv_vf_qp_state */
+	uint32_t len;     /* WR: the SGEs' bytes; POLL: byte_len */
+	uint32_t imm;     /* valid when has_imm */
+	bool has_imm;
+	uint32_t flags;   /* send_flags, or wc_flags */
+	uint64_t wr_id;
+};
+
+struct tv_flt_tap {
+	void (*event)(void *ctx, const struct tv_flt_tap_event *ev);
+	/*
+	 * Optional, before event() sees them: the got completions just polled
+	 * from CQ cq, in wc (room for cap).  The tap may hold some back and
+	 * put earlier held ones in; it returns how many wc holds now (at
+	 * most cap).  The replay drives completion order with it.
+	 */
+	int (*poll)(void *ctx, uint32_t cq, struct tv_vf_wc *wc, int got,
+		    int cap);
+	void *ctx;
+};
+
+/* tap NULL: none.  -EINVAL: dev is not a wrapped device. */
+int tv_flt_set_tap(struct tv_vf_device *dev, const struct tv_flt_tap *tap);
+/* A completion's qp_num as the tap's QP index, or TV_FLT_TAP_NONE. */
+uint32_t tv_flt_tap_qp_index(struct tv_vf_device *dev, uint32_t qp_num);
+
 #ifdef __cplusplus
 }
 #endif

@@ -171,6 +171,12 @@ struct tv_tb_run_opts {
 	const char *breakage;
 	const struct tv_tb_invariant *invariants;
 	size_t ninvariants;
+	/*
+	 * Record what every node's verbs facade was asked and answered
+	 * (tv_tb_record_create), or NULL.  The devices get the fault wrapper
+	 * even without a plan: its tap is what records.
+	 */
+	struct tv_tb_tap *tap;
 };
 
 /* seed: the scenario's; everything else off. */
@@ -263,6 +269,20 @@ int tv_tb_trace_create(const char *path, const struct tv_tb_scenario *sc,
  */
 int tv_tb_trace_finish(struct tv_tb_trace *trace, const struct tv_tb_run *run);
 
+/*
+ * Recordings (docs/recording.md): a trace file of the verbs every node
+ * posted and polled, with the fault firings and the outcome, made on the
+ * simulator or on real verbs (backend: "sim", "ibverbs"), that
+ * `replay --sim` runs again in the simulator.  Create before the run (pass
+ * it in tv_tb_run_opts.tap), finish after it: writes the file and frees.
+ */
+struct tv_tb_tap;
+int tv_tb_record_create(const char *path, const struct tv_tb_scenario *sc,
+			const char *scenario_file, uint64_t seed,
+			const char *backend, struct tv_tb_tap **tap_p);
+int tv_tb_record_finish(struct tv_tb_tap *tap, const struct tv_tb_result *res,
+			const struct tv_tb_failures *fails);
+
 /* "0.1.0+v0.1-12-gabcdef-dirty": version and git describe at build. */
 const char *tv_tb_build_id(void);
 
@@ -293,6 +313,34 @@ struct tv_tb_replay_report {
  */
 int tv_tb_replay(const char *path, struct tv_tb_replay_report *rep_p);
 void tv_tb_replay_report_free(struct tv_tb_replay_report *rep);
+
+/*
+ * replay --sim (docs/recording.md): a recording's scenario run in the
+ * simulator with its seed and faults, every CQ handing out its
+ * completions in the recorded order; then every node's verbs and the
+ * outcome compared with the recording.
+ */
+struct tv_tb_replay_sim_report {
+	char backend[16];           /* where it was recorded */
+	uint64_t events;            /* recorded event lines */
+	uint64_t sim_events;        /* the simulator's, as its taps saw them */
+	bool diverged;
+	uint64_t div_index;         /* the recorded event's "i" (or events) */
+	uint32_t div_node;
+	uint64_t div_k;             /* its rank among that node's events */
+	char *expected;             /* the recorded line, NULL: none */
+	char *actual;               /* what the simulator did, NULL: nothing */
+	size_t held;                /* completions still held at the end */
+	bool same_outcome;          /* result, ops, ok and failed agree */
+	bool same_failure_kind;     /* both failed, first failure same kind */
+	char rec_result[8], sim_result[8];
+	char rec_summary[96], sim_summary[96];
+	char err[1024];             /* when it returns an error: why */
+};
+
+/* 0 and the report (free it), or a negative errno with err set. */
+int tv_tb_replay_sim(const char *path, struct tv_tb_replay_sim_report *rep);
+void tv_tb_replay_sim_report_free(struct tv_tb_replay_sim_report *rep);
 
 /* Drawings of a trace: an SVG sequence diagram, a Chrome/Perfetto trace. */
 struct tv_tb_show_opts {

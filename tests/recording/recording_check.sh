@@ -1,0 +1,99 @@
+#!/bin/sh
+# Recordings (docs/recording.md) made on the simulator, run again with
+# `replay --sim`.  Modes:
+#   suite TV WORK DIR...   every scenario of the directories: recorded,
+#                          replayed; prints "N recorded runs, N replayed
+#                          identically" and fails unless all are
+#   altered TV WORK FILE   one completion's status changed: the divergence
+#                          is found at that very event, exit 1
+#   faults TV WORK FILE    a run under faults replays identically
+#   malformed TV WORK FILE a plain trace, a truncated recording, a broken
+#                          line: exit 2 with the culprit named
+set -u
+mode=$1 tv=$2 work=$3
+shift 3
+rm -rf "$work" && mkdir -p "$work" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+
+case $mode in
+suite)
+	n=0 same=0
+	for dir in "$@"; do
+		for f in "$dir"/*.json; do
+			b=$(basename "$f" .json)
+			n=$((n + 1))
+			"$tv" run "$f" --record "$work/$b.jsonl" -q >/dev/null 2>&1
+			rc=$?
+			[ $rc -le 3 ] && [ -s "$work/$b.jsonl" ] ||
+				fail "$b: run --record exit $rc, no recording"
+			if "$tv" replay "$work/$b.jsonl" --sim >"$work/$b.out" 2>&1; then
+				same=$((same + 1))
+			else
+				echo "$b:"; cat "$work/$b.out"
+			fi
+		done
+	done
+	echo "$n recorded runs, $same replayed identically"
+	[ "$n" -gt 0 ] && [ "$same" -eq "$n" ] || exit 1
+	;;
+altered)
+	f=$1
+	"$tv" run "$f" --record "$work/r.jsonl" -q || fail "run --record"
+	# The third successful receive completion of node 1 now failed.
+	i=$(grep '"kind":"POLL","node":1,' "$work/r.jsonl" |
+	    grep '"op":"RECV_RDMA_WITH_IMM","status":"SUCCESS"' | sed -n 3p |
+	    sed 's/^{"i":\([0-9]*\),.*/\1/')
+	[ -n "$i" ] || fail "no third receive completion on node 1"
+	sed "s/^\({\"i\":$i,.*\"status\":\)\"SUCCESS\"/\1\"RETRY_EXC_ERR\"/" \
+		"$work/r.jsonl" >"$work/altered.jsonl"
+	cmp -s "$work/r.jsonl" "$work/altered.jsonl" && fail "nothing altered"
+	"$tv" replay "$work/r.jsonl" --sim >"$work/same.out" 2>&1 ||
+		{ cat "$work/same.out"; fail "the unaltered recording diverges"; }
+	"$tv" replay "$work/altered.jsonl" --sim >"$work/alt.out" 2>&1
+	rc=$?
+	cat "$work/alt.out"
+	[ $rc -eq 1 ] || fail "altered: exit $rc, expected 1"
+	grep -q "first divergence at recorded event $i " "$work/alt.out" ||
+		fail "the divergence is not reported at the altered event $i"
+	grep -q "recorded: {\"i\":$i,.*RETRY_EXC_ERR" "$work/alt.out" ||
+		fail "the altered line is not quoted"
+	;;
+faults)
+	f=$1 plan=$2
+	"$tv" run "$f" --faults "$plan" --record "$work/r.jsonl" -q
+	grep -q '"src":"fault","kind":"FIRE"' "$work/r.jsonl" ||
+		fail "no fault fired in the recording"
+	"$tv" replay "$work/r.jsonl" --sim >"$work/out" 2>&1
+	rc=$?
+	cat "$work/out"
+	[ $rc -eq 0 ] && grep -q "replayed identically" "$work/out" ||
+		fail "a faulted run did not replay identically (exit $rc)"
+	;;
+malformed)
+	f=$1
+	"$tv" run "$f" --trace "$work/trace.jsonl" -q || fail "run --trace"
+	"$tv" run "$f" --record "$work/r.jsonl" -q || fail "run --record"
+	check() { # name expected-text
+		"$tv" replay "$work/$1" --sim >"$work/$1.out" 2>&1
+		rc=$?
+		[ $rc -eq 2 ] || { cat "$work/$1.out"; fail "$1: exit $rc, expected 2"; }
+		grep -q "$2" "$work/$1.out" ||
+			{ cat "$work/$1.out"; fail "$1: no '$2' in the message"; }
+	}
+	cp "$work/trace.jsonl" "$work/plain.jsonl"
+	check plain.jsonl "not a recording"
+	head -n 20 "$work/r.jsonl" >"$work/truncated.jsonl"
+	check truncated.jsonl "no summary line"
+	{ head -n 5 "$work/r.jsonl"; echo '{"i":4,"t":0,"src":"verbs","kind":"POLL"}'; 
+	  tail -n 1 "$work/r.jsonl"; } >"$work/nonode.jsonl"
+	check nonode.jsonl "nonode.jsonl:6"
+	{ head -n 5 "$work/r.jsonl"; echo 'not json'; } >"$work/garbage.jsonl"
+	check garbage.jsonl "garbage.jsonl:6"
+	: >"$work/empty.jsonl"
+	check empty.jsonl "empty"
+	echo "malformed recordings refused: plain, truncated, nonode, garbage, empty"
+	;;
+*)
+	fail "unknown mode $mode"
+	;;
+esac
