@@ -23,6 +23,7 @@ enum {
 int cli_run(int argc, char **argv, const char *argv0);
 int cli_bench(int argc, char **argv, const char *argv0);
 int cli_replay(int argc, char **argv, const char *argv0);
+int cli_merge(int argc, char **argv, const char *argv0);
 int cli_show(int argc, char **argv, const char *argv0);
 int cli_faults(int argc, char **argv, const char *argv0);
 int cli_swarm(int argc, char **argv, const char *argv0);

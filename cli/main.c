@@ -28,6 +28,11 @@ static const char usage_text[] =
 	"        every invariant; without a file, run the built-in demo\n"
 	"  replay TRACE.jsonl\n"
 	"        run a trace's scenario again and compare every event\n"
+	"  replay RECORDING.jsonl --sim\n"
+	"        run a recording (run/serve --record) in the simulator, its\n"
+	"        completions in the recorded order; report the divergences\n"
+	"  merge OUT.jsonl RECORDING.jsonl...\n"
+	"        join the recordings of one run's processes\n"
 	"  show TRACE.jsonl [--svg OUT.svg] [--chrome OUT.json]\n"
 	"        draw a trace: sequence diagram, Chrome/Perfetto trace\n"
 	"  bench sim [--seconds S] [--seed N] [--workload W]\n"
@@ -95,6 +100,8 @@ int main(int argc, char **argv)
 		return cli_bench(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "replay"))
 		return cli_replay(argc - 1, argv + 1, argv[0]);
+	if (!strcmp(cmd, "merge"))
+		return cli_merge(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "show"))
 		return cli_show(argc - 1, argv + 1, argv[0]);
 	if (!strcmp(cmd, "swarm"))

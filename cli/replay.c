@@ -161,3 +161,38 @@ int cli_replay(int argc, char **argv, const char *argv0)
 	tv_tb_replay_report_free(&r);
 	return exit_code;
 }
+
+static const char merge_usage[] =
+	"usage: tensorverbs merge OUT.jsonl RECORDING.jsonl...\n"
+	"\n"
+	"Joins the recordings of one run's processes (`serve --record`, one\n"
+	"per node) into one recording of the whole run, its events in time\n"
+	"order, for `replay --sim` (docs/recording.md).  They must share the\n"
+	"scenario, seed and backend, one per node.\n"
+	"\n"
+	"exit status: 0 written, 2 bad usage or an input that is not one of\n"
+	"the run's recordings (named).\n";
+
+int cli_merge(int argc, char **argv, const char *argv0)
+{
+	char err[1024];
+	int rc;
+
+	(void)argv0;
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(merge_usage, stdout);
+		return CLI_EXIT_OK;
+	}
+	if (argc < 3 || argv[1][0] == '-') {
+		fputs(merge_usage, stderr);
+		return CLI_EXIT_USAGE;
+	}
+	rc = tv_tb_record_merge(argv[1], (const char *const *)argv + 2,
+				(size_t)argc - 2, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "tensorverbs merge: %s\n", err);
+		return CLI_EXIT_USAGE;
+	}
+	printf("merge: %d recordings into %s\n", argc - 2, argv[1]);
+	return CLI_EXIT_OK;
+}

@@ -42,6 +42,9 @@ static const char serve_usage[] =
 	"                         act on real verbs, each process on its own hits\n"
 	"  --faults-node K        only node K arms the plan (every node still\n"
 	"                         expects failures and recovers)\n"
+	"  --record FILE          record this node's verbs, fault firings and\n"
+	"                         verdict (docs/recording.md); `tensorverbs\n"
+	"                         merge` joins the nodes', `replay --sim` runs them\n"
 	"  --fiu-ctrl             listen for fiu-ctrl(1) on $TMPDIR/fiu-ctrl-PID:\n"
 	"                         enable points in the running process\n"
 	"  --verbose              log every message, event and recv\n"
@@ -149,6 +152,9 @@ static int parse_opt(struct serve_args *a, int argc, char **argv, int *i)
 		a->o.faults_node = (int64_t)x;
 	} else if (!strcmp(opt, "--faults")) {
 		a->o.faults = v;
+		ret = v ? 0 : -EINVAL;
+	} else if (!strcmp(opt, "--record")) {
+		a->o.record_path = v;
 		ret = v ? 0 : -EINVAL;
 	} else if (!strcmp(opt, "--mpi-port")) {
 		ret = parse_num(opt, v, 65535 - TV_TB_MAX_NODES, &a->mpi_port);

@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <fiu.h>
 #include <fiu-control.h>
@@ -52,6 +53,7 @@ struct tv_tb_hw {
 	bool ending;
 	uint64_t fault_fires;
 	char dev_name[64];
+	struct tv_tb_tap *tap;     /* --record, or NULL */
 };
 
 /* ---- what workloads see --------------------------------------------------- */
@@ -144,6 +146,13 @@ int tv_tb_hw_open_device(struct tv_tb_hw *hw, struct tv_tb_hw_device *d,
 		if (ret) {
 			d->dev = d->base;
 			snprintf(msg, cap, "tv_flt_wrap: %s", strerror(-ret));
+			goto fail;
+		}
+	}
+	if (hw->tap) {
+		ret = tb_tap_attach(hw->tap, hw->o->node, d->dev);
+		if (ret) {
+			snprintf(msg, cap, "recording: %s", strerror(-ret));
 			goto fail;
 		}
 	}
@@ -500,7 +509,8 @@ static int faults_init(struct tv_tb_hw *hw, char *msg, size_t cap)
 	json_t *none = NULL;
 	int ret;
 
-	if (!o->fiu_ctrl && !json_array_size(plan))
+	/* A recording needs the wrapper: its tap is what records. */
+	if (!o->fiu_ctrl && !json_array_size(plan) && !o->record_path)
 		return 0;
 	if (!plan)
 		plan = none = json_array();
@@ -667,6 +677,56 @@ static int hw_steps(struct tv_tb_hw *hw)
 	return ret;
 }
 
+static void record_fired(void *ctx, const char *point, uint64_t hit)
+{
+	struct tv_tb_hw *hw = ctx;
+
+	tb_tap_fire(hw->tap, hw->o->node, point, hit, tb_wall_ns());
+}
+
+/* --record: the tap, started now (monotonic, as the device's clock). */
+static int record_init(struct tv_tb_hw *hw, char *msg, size_t cap)
+{
+	struct timespec rt;
+	char host[256] = "";
+	json_t *rec;
+	int ret;
+
+	ret = tv_tb_record_create(hw->o->record_path, hw->sc,
+				  hw->o->scenario_path, hw->seed, "ibverbs",
+				  &hw->tap);
+	if (ret) {
+		snprintf(msg, cap, "--record %s: %s", hw->o->record_path,
+			 strerror(-ret));
+		return ret;
+	}
+	clock_gettime(CLOCK_REALTIME, &rt);
+	hw->tap->t0_ns = tb_wall_ns();
+	rec = json_object_get(hw->tap->hdr, "recording");
+	json_object_set_new(rec, "node", json_integer(hw->o->node));
+	json_object_set_new(rec, "t0_monotonic_ns", tv_tb_json_u64(hw->tap->t0_ns));
+	json_object_set_new(rec, "t0_realtime_ns", tv_tb_json_u64(
+		(uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec));
+	gethostname(host, sizeof(host) - 1);
+	json_object_set_new(rec, "host", tv_tb_json_str(host));
+	hw->tap->no_ops = true;
+	if (hw->flt)
+		tv_flt_set_observer(hw->flt, record_fired, hw);
+	return 0;
+}
+
+/* The node's verdict; the workload's operation counts are not known here. */
+static void record_finish(struct tv_tb_hw *hw)
+{
+	struct tv_tb_result res = { .failures = hw->fails.count };
+	int ret = tv_tb_record_finish(hw->tap, &res, &hw->fails);
+
+	hw->tap = NULL;
+	if (ret)
+		fprintf(stderr, "tensorverbs serve: node %u: --record %s: %s\n",
+			hw->o->node, hw->o->record_path, strerror(-ret));
+}
+
 static int hw_open(struct tv_tb_hw *hw, char *msg, size_t cap)
 {
 	struct tv_ibv_config env;
@@ -675,6 +735,8 @@ static int hw_open(struct tv_tb_hw *hw, char *msg, size_t cap)
 
 	if (!ret)
 		ret = faults_init(hw, msg, cap);
+	if (!ret && hw->o->record_path)
+		ret = record_init(hw, msg, cap);
 	if (!ret)
 		ret = hw->ops->open(hw, &hw->st, msg, cap);
 	if (!ret)
@@ -752,6 +814,8 @@ close:
 		hw_summary(hw, rc, (double)(tb_wall_ns() - hw->t0_ns) / 1e9);
 	if (hw->st && hw->ops->state_free)
 		hw->ops->state_free(hw->st);
+	if (hw->tap)
+		record_finish(hw);
 	free(hw->times);
 	tb_failures_free(&hw->fails);
 	return rc;

@@ -213,8 +213,14 @@ static int write_records(struct tv_tb_tap *t, FILE *f)
 }
 
 /* The outcome: what replay --sim compares. */
+static json_t *opt_count(bool none, uint64_t v)
+{
+	return none ? json_null() : json_integer((json_int_t)v);
+}
+
 int tb_tap_summary(uint64_t events, const struct tv_tb_result *res,
-		   const struct tv_tb_failures *fails, json_t **sum_p)
+		   const struct tv_tb_failures *fails, bool no_ops,
+		   json_t **sum_p)
 {
 	json_t *kinds = json_array(), *msgs = json_array(), *sum;
 
@@ -225,12 +231,12 @@ int tb_tap_summary(uint64_t events, const struct tv_tb_result *res,
 		json_array_append_new(msgs, tv_tb_json_str(fails->msgs[i] ?
 							   fails->msgs[i] : "?"));
 	}
-	sum = json_pack("{s:b, s:I, s:s, s:I, s:I, s:I, s:I, s:o, s:o}",
+	sum = json_pack("{s:b, s:I, s:s, s:o, s:o, s:o, s:I, s:o, s:o}",
 			"summary", 1, "events", (json_int_t)events,
 			"result", res->failures ? "FAIL" : "PASS",
-			"ops", (json_int_t)res->ops,
-			"ops_ok", (json_int_t)res->ops_ok,
-			"ops_failed", (json_int_t)res->ops_failed,
+			"ops", opt_count(no_ops, res->ops),
+			"ops_ok", opt_count(no_ops, res->ops_ok),
+			"ops_failed", opt_count(no_ops, res->ops_failed),
 			"failure_count", (json_int_t)res->failures,
 			"failure_kinds", kinds ? kinds : json_array(),
 			"failures", msgs ? msgs : json_array());
@@ -296,7 +302,7 @@ int tv_tb_record_finish(struct tv_tb_tap *t, const struct tv_tb_result *res,
 	if (!rc)
 		rc = write_records(t, f);
 	if (!rc)
-		rc = tb_tap_summary(t->n, res, fails, &sum);
+		rc = tb_tap_summary(t->n, res, fails, t->no_ops, &sum);
 	if (!rc)
 		rc = tb_trace_write_line(f, sum);
 	json_decref(sum);
@@ -304,5 +310,261 @@ int tv_tb_record_finish(struct tv_tb_tap *t, const struct tv_tb_result *res,
 		rc = -EIO;
 out:
 	tb_tap_free(t);
+	return rc;
+}
+
+/* ---- merging the recordings of one run's processes -------------------------------- */
+
+struct merge_in {
+	json_t *hdr, *sum;
+	json_t **evs;
+	size_t nevs;
+	uint64_t t0_ns;            /* on the clock the merge uses */
+};
+
+struct merge_ev {
+	uint64_t t_ns;             /* absolute, on the merge's clock */
+	size_t file, idx;
+	json_t *ev;
+};
+
+static int merge_read(const char *path, struct merge_in *in, char *err,
+		      size_t cap)
+{
+	char terr[TB_TRACE_ERR_MAX];
+	struct tb_trace_reader rd;
+	struct tb_trace_header h;
+	json_t *obj, **evs;
+	int rc = tb_trace_reader_open(path, &rd);
+
+	if (rc) {
+		snprintf(err, cap, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	rc = tb_trace_read_header(&rd, &in->hdr, &h, terr);
+	if (!rc && !json_is_string(json_object_get(json_object_get(in->hdr,
+			"recording"), "backend"))) {
+		snprintf(terr, sizeof(terr), "%s: not a recording (no \"recording\" "
+			 "in its header)", path);
+		rc = -EINVAL;
+	}
+	while (!rc && !(rc = tb_trace_reader_next(&rd, &obj, terr))) {
+		if (tb_trace_is_summary(obj) && !in->sum) {
+			in->sum = obj;
+			continue;
+		}
+		if (in->sum || !tb_trace_is_event(obj) ||
+		    !json_is_integer(json_object_get(obj, "t"))) {
+			json_decref(obj);
+			snprintf(terr, sizeof(terr), "%s:%" PRIu64 ": not an event line "
+				 "of a recording", path, rd.line);
+			rc = -EINVAL;
+			break;
+		}
+		evs = realloc(in->evs, (in->nevs + 1) * sizeof(*evs));
+		if (!evs) {
+			json_decref(obj);
+			rc = -ENOMEM;
+			break;
+		}
+		in->evs = evs;
+		in->evs[in->nevs++] = obj;
+	}
+	if (rc == -ENODATA)
+		rc = in->sum ? 0 : (snprintf(terr, sizeof(terr), "%s: no summary "
+				    "line (a truncated recording?)", path), -EINVAL);
+	if (rc)
+		snprintf(err, cap, "%s", terr);
+	tb_trace_reader_close(&rd);
+	return rc;
+}
+
+static uint64_t rec_u64(json_t *hdr, const char *key)
+{
+	json_t *v = json_object_get(json_object_get(hdr, "recording"), key);
+
+	return json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+}
+
+static const char *rec_str(json_t *hdr, const char *key)
+{
+	const char *s = json_string_value(json_object_get(
+		json_object_get(hdr, "recording"), key));
+
+	return s ? s : "";
+}
+
+/* One run: same scenario, seed and backend; one recording per node. */
+static int merge_check(struct merge_in *in, size_t n, const char *const *paths,
+		       char *err, size_t cap)
+{
+	for (size_t i = 1; i < n; i++) {
+		const char *what = NULL;
+
+		if (!json_equal(json_object_get(in[i].hdr, "scenario"),
+				json_object_get(in[0].hdr, "scenario")))
+			what = "another scenario";
+		else if (!json_equal(json_object_get(in[i].hdr, "seed"),
+				     json_object_get(in[0].hdr, "seed")))
+			what = "another seed";
+		else if (strcmp(rec_str(in[i].hdr, "backend"),
+				rec_str(in[0].hdr, "backend")))
+			what = "another backend";
+		if (what) {
+			snprintf(err, cap, "%s: %s than %s: not the same run", paths[i],
+				 what, paths[0]);
+			return -EINVAL;
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (rec_u64(in[i].hdr, "node") != rec_u64(in[j].hdr, "node"))
+				continue;
+			snprintf(err, cap, "%s: node %" PRIu64 " again (%s has it): "
+				 "one recording per node", paths[i],
+				 rec_u64(in[i].hdr, "node"), paths[j]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int merge_cmp(const void *a, const void *b)
+{
+	const struct merge_ev *x = a, *y = b;
+
+	if (x->t_ns != y->t_ns)
+		return x->t_ns < y->t_ns ? -1 : 1;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Every event on one clock: monotonic on one host, else wall time. */
+static struct merge_ev *merge_order(struct merge_in *in, size_t n,
+				    size_t *count_p, uint64_t *base_p)
+{
+	bool one_host = true;
+	struct merge_ev *all;
+	size_t total = 0, k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		total += in[i].nevs;
+		one_host &= !strcmp(rec_str(in[i].hdr, "host"),
+				    rec_str(in[0].hdr, "host"));
+	}
+	*base_p = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		in[i].t0_ns = rec_u64(in[i].hdr, one_host ? "t0_monotonic_ns" :
+						 "t0_realtime_ns");
+		if (in[i].t0_ns < *base_p)
+			*base_p = in[i].t0_ns;
+	}
+	all = calloc(total + 1, sizeof(*all));
+	for (size_t i = 0; all && i < n; i++)
+		for (size_t j = 0; j < in[i].nevs; j++, k++) {
+			all[k].t_ns = in[i].t0_ns + (uint64_t)json_integer_value(
+				json_object_get(in[i].evs[j], "t"));
+			all[k].file = i;
+			all[k].idx = j;
+			all[k].ev = in[i].evs[j];
+		}
+	if (all)
+		qsort(all, total, sizeof(*all), merge_cmp);
+	*count_p = total;
+	return all;
+}
+
+/* The run's outcome: failed if a node failed; counts when all have them. */
+static json_t *merge_summary(struct merge_in *in, size_t n, size_t events)
+{
+	json_t *kinds = json_array(), *msgs = json_array();
+	bool fail = false;
+	json_int_t count = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		fail |= !strcmp(json_string_value(json_object_get(in[i].sum,
+					"result")) ?: "", "FAIL");
+		count += json_integer_value(json_object_get(in[i].sum,
+							    "failure_count"));
+		json_array_extend(kinds, json_object_get(in[i].sum, "failure_kinds"));
+		json_array_extend(msgs, json_object_get(in[i].sum, "failures"));
+	}
+	return json_pack("{s:b, s:I, s:s, s:n, s:n, s:n, s:I, s:o, s:o}",
+			 "summary", 1, "events", (json_int_t)events,
+			 "result", fail ? "FAIL" : "PASS", "ops", "ops_ok",
+			 "ops_failed", "failure_count", count, "failure_kinds", kinds,
+			 "failures", msgs);
+}
+
+static int merge_write(const char *out, struct merge_in *in, size_t n,
+		       struct merge_ev *all, size_t total, uint64_t base)
+{
+	json_t *hdr = json_deep_copy(in[0].hdr), *rec, *nodes, *sum;
+	FILE *f;
+	int rc = -ENOMEM;
+
+	rec = hdr ? json_object_get(hdr, "recording") : NULL;
+	nodes = json_array();
+	for (size_t i = 0; nodes && i < n; i++)
+		json_array_append_new(nodes, json_integer((json_int_t)rec_u64(
+			in[i].hdr, "node")));
+	if (!rec || !nodes || json_object_set_new(rec, "nodes", nodes))
+		goto out;
+	/* One process's: the merged clock starts at the earliest start. */
+	json_object_del(rec, "node");
+	json_object_del(rec, "t0_monotonic_ns");
+	json_object_del(rec, "t0_realtime_ns");
+	json_object_set_new(rec, "merged", json_integer((json_int_t)n));
+	f = fopen(out, "w");
+	if (!f) {
+		rc = -errno;
+		goto out;
+	}
+	rc = tb_trace_write_line(f, hdr);
+	for (size_t k = 0; !rc && k < total; k++) {
+		json_object_set_new(all[k].ev, "i", json_integer((json_int_t)k));
+		json_object_set_new(all[k].ev, "t",
+				    json_integer((json_int_t)(all[k].t_ns - base)));
+		rc = tb_trace_write_line(f, all[k].ev);
+	}
+	sum = rc ? NULL : merge_summary(in, n, total);
+	if (!rc)
+		rc = sum ? tb_trace_write_line(f, sum) : -ENOMEM;
+	json_decref(sum);
+	if (fclose(f) && !rc)
+		rc = -EIO;
+out:
+	json_decref(hdr);
+	return rc;
+}
+
+int tv_tb_record_merge(const char *out, const char *const *paths, size_t n,
+		       char *err, size_t cap)
+{
+	struct merge_in *in = calloc(n ? n : 1, sizeof(*in));
+	struct merge_ev *all = NULL;
+	uint64_t base = 0;
+	size_t total = 0;
+	int rc = in ? 0 : -ENOMEM;
+
+	err[0] = 0;
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = merge_read(paths[i], &in[i], err, cap);
+	if (!rc)
+		rc = merge_check(in, n, paths, err, cap);
+	if (!rc) {
+		all = merge_order(in, n, &total, &base);
+		rc = all ? merge_write(out, in, n, all, total, base) : -ENOMEM;
+	}
+	if (rc && !err[0])
+		snprintf(err, cap, "%s: %s", out, strerror(-rc));
+	for (size_t i = 0; in && i < n; i++) {
+		json_decref(in[i].hdr);
+		json_decref(in[i].sum);
+		for (size_t j = 0; j < in[i].nevs; j++)
+			json_decref(in[i].evs[j]);
+		free(in[i].evs);
+	}
+	free(in);
+	free(all);
 	return rc;
 }

@@ -231,6 +231,7 @@ struct tv_tb_tap {
 	tb_tap_poll_fn poll;       /* replay --sim: per node ctx = nodes[n] */
 	void *follow;              /* replay --sim's state, or NULL */
 	char *path;                /* recording: where to write */
+	bool no_ops;               /* the outcome has no operation counts */
 	json_t *hdr;
 };
 
@@ -244,7 +245,8 @@ void tb_tap_fire(struct tv_tb_tap *t, uint32_t node, const char *point,
 		 uint64_t hit, uint64_t now_ns);
 json_t *tb_tap_line(const struct tb_tap_rec *r, uint64_t i);
 int tb_tap_summary(uint64_t events, const struct tv_tb_result *res,
-		   const struct tv_tb_failures *fails, json_t **sum_p);
+		   const struct tv_tb_failures *fails, bool no_ops,
+		   json_t **sum_p);
 
 /* ---- run.c ------------------------------------------------------------------ */
 

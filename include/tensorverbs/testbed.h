@@ -282,6 +282,14 @@ int tv_tb_record_create(const char *path, const struct tv_tb_scenario *sc,
 			const char *backend, struct tv_tb_tap **tap_p);
 int tv_tb_record_finish(struct tv_tb_tap *tap, const struct tv_tb_result *res,
 			const struct tv_tb_failures *fails);
+/*
+ * The recordings of one run's processes (serve --record, one per node)
+ * as one recording of the whole run, its events in time order (one
+ * host's monotonic clock, or wall time across hosts).  err says which
+ * input is wrong.
+ */
+int tv_tb_record_merge(const char *out, const char *const *paths, size_t n,
+		       char *err, size_t cap);
 
 /* "0.1.0+v0.1-12-gabcdef-dirty": version and git describe at build. */
 const char *tv_tb_build_id(void);
@@ -582,6 +590,7 @@ struct tv_tb_serve_opts {
 	int64_t faults_node;         /* only that node arms it; < 0: all */
 	bool fiu_ctrl;               /* libfiu's remote control (fiu-ctrl) */
 	bool verbose;
+	const char *record_path;     /* a recording of this node, or NULL */
 };
 
 /* Exit statuses of tv_tb_serve (as automake and ctest count a skip). */

@@ -69,6 +69,36 @@ faults)
 	[ $rc -eq 0 ] && grep -q "replayed identically" "$work/out" ||
 		fail "a faulted run did not replay identically (exit $rc)"
 	;;
+merge)
+	# One sim recording cut into one file per node, as serve --record
+	# writes them (node, start times, host), joined again.
+	f=$1
+	"$tv" run "$f" --record "$work/r.jsonl" -q || fail "run --record"
+	for k in 0 1; do
+		{ head -n 1 "$work/r.jsonl" |
+		  sed "s/\"recording\":{\"backend\":\"sim\",\"clock\":\"virtual\"}/\"recording\":{\"backend\":\"sim\",\"clock\":\"virtual\",\"node\":$k,\"t0_monotonic_ns\":$((k * 7)),\"t0_realtime_ns\":0,\"host\":\"h\"}/"
+		  tail -n +2 "$work/r.jsonl" |
+		  grep "^{\"i\":[0-9]*,\"t\":[0-9]*,\"src\":\"[a-z]*\",\"kind\":\"[A-Z_]*\",\"node\":$k,"
+		  tail -n 1 "$work/r.jsonl"; } >"$work/node$k.jsonl"
+	done
+	grep -q '"node":0' "$work/node0.jsonl" || fail "no node 0 file"
+	"$tv" merge "$work/m.jsonl" "$work/node1.jsonl" "$work/node0.jsonl" ||
+		fail "merge"
+	[ "$(wc -l <"$work/m.jsonl")" -eq "$(wc -l <"$work/r.jsonl")" ] ||
+		fail "the merged recording has another number of lines"
+	"$tv" replay "$work/m.jsonl" --sim >"$work/out" 2>&1 ||
+		{ cat "$work/out"; fail "the merged recording diverges"; }
+	cat "$work/out"
+	"$tv" merge "$work/x.jsonl" "$work/node1.jsonl" "$work/node1.jsonl" \
+		>"$work/dup.out" 2>&1
+	[ $? -eq 2 ] && grep -q "node 1 again" "$work/dup.out" ||
+		{ cat "$work/dup.out"; fail "a node twice is not refused"; }
+	"$tv" run "$f" --seed 99 --record "$work/other.jsonl" -q
+	"$tv" merge "$work/x.jsonl" "$work/node0.jsonl" "$work/other.jsonl" \
+		>"$work/other.out" 2>&1
+	[ $? -eq 2 ] && grep -q "another seed" "$work/other.out" ||
+		{ cat "$work/other.out"; fail "another run's recording is not refused"; }
+	;;
 malformed)
 	f=$1
 	"$tv" run "$f" --trace "$work/trace.jsonl" -q || fail "run --trace"
