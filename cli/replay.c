@@ -110,12 +110,22 @@ static int replay_sim(const char *file)
 	       "recorded %s: %s; simulator %s: %s)\n", v, r.backend, r.events,
 	       r.rec_result, r.rec_summary, r.sim_result, r.sim_summary);
 	if (r.diverged) {
-		printf("replay --sim: first divergence at recorded event %" PRIu64
-		       " (node %u's event %" PRIu64 ")\n", r.div_index,
-		       r.div_node, r.div_k);
+		if (r.div_qp >= 0)
+			printf("replay --sim: first divergence at recorded event %" PRIu64
+			       " (node %u, QP %" PRId64 ": its %s %" PRIu64 ")\n",
+			       r.div_index, r.div_node, r.div_qp,
+			       r.div_polls ? "completion" : "state change or post",
+			       r.div_k);
+		else
+			printf("replay --sim: first divergence at recorded event %" PRIu64
+			       " (node %u's own events: its event %" PRIu64 ")\n",
+			       r.div_index, r.div_node, r.div_k);
 		print_line("recorded:", r.expected, "(the recording has no more events of that node)");
 		print_line("simulator:", r.actual, "(the simulator did nothing more on that node)");
 	}
+	for (int i = 0; i < TV_TB_REPLAY_SIM_FAILS && r.sim_failures[i][0]; i++)
+		printf("replay --sim: the simulator's run: FAIL: %s\n",
+		       r.sim_failures[i]);
 	if (r.held)
 		printf("replay --sim: %zu completion(s) never matched the "
 		       "recorded order (held back at the end)\n", r.held);

@@ -150,7 +150,7 @@ int tv_tb_hw_open_device(struct tv_tb_hw *hw, struct tv_tb_hw_device *d,
 		}
 	}
 	if (hw->tap) {
-		ret = tb_tap_attach(hw->tap, hw->o->node, d->dev);
+		ret = tv_tb_hw_tap_device(hw, d->dev);
 		if (ret) {
 			snprintf(msg, cap, "recording: %s", strerror(-ret));
 			goto fail;
@@ -160,6 +160,13 @@ int tv_tb_hw_open_device(struct tv_tb_hw *hw, struct tv_tb_hw_device *d,
 fail:
 	tv_tb_hw_close_device(d, true);
 	return ret;
+}
+
+int tv_tb_hw_tap_device(struct tv_tb_hw *hw, struct tv_vf_device *wrapped)
+{
+	if (!hw->tap)
+		return 0;
+	return tb_tap_attach(hw->tap, hw->o->node, wrapped);
 }
 
 void tv_tb_hw_close_device(struct tv_tb_hw_device *d, bool close_base)
@@ -684,6 +691,29 @@ static void record_fired(void *ctx, const char *point, uint64_t hit)
 	tb_tap_fire(hw->tap, hw->o->node, point, hit, tb_wall_ns());
 }
 
+/*
+ * --ack-timeout-ms overrides the rendezvous scenario's engine timeout: the
+ * recording's scenario says what ran, so that replay --sim runs the same.
+ */
+static void record_overrides(struct tv_tb_hw *hw)
+{
+	json_t *sc, *engine;
+
+	if (!hw->o->ack_timeout_ms || strcmp(hw->sc->ops->name, "rendezvous"))
+		return;
+	sc = json_deep_copy(json_object_get(hw->tap->hdr, "scenario"));
+	engine = sc ? json_object_get(sc, "engine") : NULL;
+	if (sc && !engine) {
+		engine = json_object();
+		json_object_set_new(sc, "engine", engine);
+	}
+	if (engine)
+		json_object_set_new(engine, "ack_timeout_ns", tv_tb_json_u64(
+			hw->o->ack_timeout_ms * 1000000ull));
+	if (sc)
+		json_object_set_new(hw->tap->hdr, "scenario", sc);
+}
+
 /* --record: the tap, started now (monotonic, as the device's clock). */
 static int record_init(struct tv_tb_hw *hw, char *msg, size_t cap)
 {
@@ -710,6 +740,7 @@ static int record_init(struct tv_tb_hw *hw, char *msg, size_t cap)
 	gethostname(host, sizeof(host) - 1);
 	json_object_set_new(rec, "host", tv_tb_json_str(host));
 	hw->tap->no_ops = true;
+	record_overrides(hw);
 	if (hw->flt)
 		tv_flt_set_observer(hw->flt, record_fired, hw);
 	return 0;

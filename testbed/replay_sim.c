@@ -21,9 +21,9 @@
 #include "run_int.h"
 #include "tb_int.h"
 
-/* The completions one CQ of one node must deliver, and those held. */
+/* The completions one QP of one node delivers on one CQ, and those held. */
 struct follow_q {
-	uint32_t node, cq;
+	uint32_t node, cq, qp;
 	json_t **exp;              /* borrowed from the recording */
 	size_t nexp, pos;
 	struct tv_vf_wc *held;
@@ -70,18 +70,20 @@ static bool lines_match(json_t *a, json_t *b)
 	return true;
 }
 
-static struct follow_q *queue_of(struct follow *f, uint32_t node, uint32_t cq)
+static struct follow_q *queue_of(struct follow *f, uint32_t node, uint32_t cq,
+				 uint32_t qp)
 {
 	for (size_t i = 0; i < f->nqs; i++)
-		if (f->qs[i].node == node && f->qs[i].cq == cq)
+		if (f->qs[i].node == node && f->qs[i].cq == cq &&
+		    f->qs[i].qp == qp)
 			return &f->qs[i];
 	return NULL;
 }
 
 static int queue_add(struct follow *f, uint32_t node, uint32_t cq,
-		     json_t *line)
+		     uint32_t qp, json_t *line)
 {
-	struct follow_q *q = queue_of(f, node, cq), *qs;
+	struct follow_q *q = queue_of(f, node, cq, qp), *qs;
 	json_t **exp;
 
 	if (!q) {
@@ -93,6 +95,7 @@ static int queue_add(struct follow *f, uint32_t node, uint32_t cq,
 		memset(q, 0, sizeof(*q));
 		q->node = node;
 		q->cq = cq;
+		q->qp = qp;
 	}
 	exp = realloc(q->exp, (q->nexp + 1) * sizeof(*exp));
 	if (!exp)
@@ -161,27 +164,14 @@ static void unhold(struct follow_q *q, size_t i, struct tv_vf_wc *out)
 	q->nheld--;
 }
 
-/*
- * The tap's poll hook: what the simulator completed joins the held ones;
- * out go, in the recorded order, those that match.  Past the end of the
- * recording (teardown) completions pass as they come.
- */
-static int follow_poll(void *ctx, uint32_t cq, struct tv_vf_wc *wc, int got,
-		       int cap)
+/* Out of q, in the recorded order, what matches: at most room. */
+static int release(struct tb_tap_node *tn, struct follow_q *q,
+		   struct tv_vf_wc *out, int room)
 {
-	struct tb_tap_node *tn = ctx;
-	struct follow *f = tn->tap->follow;
-	struct follow_q *q = queue_of(f, tn->node, cq);
-	int out = 0;
+	int n = 0;
 	long i;
 
-	if (!q)
-		return got;
-	if (hold(q, wc, got)) {
-		f->err = -ENOMEM;
-		return got;
-	}
-	while (out < cap && q->nheld) {
+	while (n < room && q->nheld) {
 		if (q->pos < q->nexp) {
 			i = held_match(tn, q);
 			if (i < 0)
@@ -190,8 +180,47 @@ static int follow_poll(void *ctx, uint32_t cq, struct tv_vf_wc *wc, int got,
 		} else {
 			i = 0;
 		}
-		unhold(q, (size_t)i, &wc[out++]);
+		unhold(q, (size_t)i, &out[n++]);
 	}
+	return n;
+}
+
+/*
+ * The tap's poll hook.  Each completion joins its QP's held ones, and
+ * out go, in that QP's recorded order, those that match.  RC orders a
+ * QP's completions; across the QPs of a shared CQ the order is the
+ * device's timing, which is not forced: an engine that posts on one QP
+ * after a completion of another would wait for ever.  Past the end of
+ * the recording (teardown) completions pass as they come.
+ */
+static int follow_poll(void *ctx, uint32_t cq, struct tv_vf_wc *wc, int got,
+		       int cap)
+{
+	struct tb_tap_node *tn = ctx;
+	struct follow *f = tn->tap->follow;
+	struct tv_vf_wc *in = malloc((size_t)got * sizeof(*in));
+	struct follow_q *q;
+	int out = 0;
+
+	if (!in) {
+		f->err = -ENOMEM;
+		return got;
+	}
+	memcpy(in, wc, (size_t)got * sizeof(*in));
+	for (int k = 0; k < got; k++) {
+		q = queue_of(f, tn->node, cq,
+			     tv_flt_tap_qp_index(tn->dev, in[k].qp_num));
+		if (!q) {
+			wc[out++] = in[k];
+			continue;
+		}
+		if (hold(q, &in[k], 1)) {
+			f->err = -ENOMEM;
+			break;
+		}
+		out += release(tn, q, wc + out, cap - out);
+	}
+	free(in);
 	return out;
 }
 
@@ -258,7 +287,10 @@ static int index_polls(struct follow *f, char *err, size_t cap)
 			return -EINVAL;
 		}
 		rc = queue_add(f, (uint32_t)json_integer_value(json_object_get(l, "node")),
-			       (uint32_t)json_integer_value(json_object_get(l, "cq")), l);
+			       (uint32_t)json_integer_value(json_object_get(l, "cq")),
+			       json_is_integer(json_object_get(l, "qp")) ?
+			       (uint32_t)json_integer_value(json_object_get(l, "qp")) :
+			       TV_FLT_TAP_NONE, l);
 		if (rc)
 			return rc;
 	}
@@ -312,6 +344,30 @@ static int plan_from_fires(struct follow *f, json_t **plan_p)
 	return 0;
 }
 
+/*
+ * A run on a device has no virtual deadline: its timeouts are long (the
+ * rxe suite gives gathers 20 s under TCG), and the simulator's default
+ * (the last operation + 10 s) would end the replay with a timer pending.
+ */
+#define REPLAY_HW_DEADLINE_NS (120ull * 1000 * 1000 * 1000)
+
+static json_t *hw_scenario(json_t *scenario)
+{
+	json_t *sc = json_deep_copy(scenario), *sim;
+
+	if (!sc)
+		return NULL;
+	sim = json_object_get(sc, "sim");
+	if (!sim) {
+		sim = json_object();
+		json_object_set_new(sc, "sim", sim);
+	}
+	if (sim && !json_object_get(sim, "deadline_ns"))
+		json_object_set_new(sim, "deadline_ns",
+				    json_integer((json_int_t)REPLAY_HW_DEADLINE_NS));
+	return sc;
+}
+
 struct rec_header {
 	uint64_t seed;
 	struct tv_tb_scenario *sc;
@@ -323,7 +379,7 @@ static int load_header(struct tb_trace_reader *rd, struct follow *f,
 {
 	char terr[TB_TRACE_ERR_MAX];
 	struct tb_trace_header th;
-	json_t *hdr, *rec, *plan = NULL;
+	json_t *hdr, *rec, *plan = NULL, *scj;
 	const char *backend;
 	int rc;
 
@@ -343,7 +399,11 @@ static int load_header(struct tb_trace_reader *rd, struct follow *f,
 	}
 	snprintf(h->backend, sizeof(h->backend), "%s", backend);
 	h->seed = th.seed;
-	rc = tv_tb_scenario_from_json(th.scenario, rd->path, &h->sc, terr);
+	scj = strcmp(backend, "sim") ? hw_scenario(th.scenario) :
+				       json_incref(th.scenario);
+	rc = scj ? tv_tb_scenario_from_json(scj, rd->path, &h->sc, terr) :
+		   -ENOMEM;
+	json_decref(scj);
 	if (rc)
 		snprintf(err, cap, "%s: its scenario is invalid: %s", rd->path, terr);
 	if (!rc)
@@ -371,35 +431,61 @@ static char *line_text(json_t *line)
 	return line ? json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 }
 
-/* Positions of node n's events, in order: lines (recorded) or recs. */
-static size_t *node_lines(struct follow *f, uint32_t node, size_t *n_p)
+/*
+ * Events are compared per stream: a node's QP (its states, posts and
+ * completions), or the node itself (registrations, firings).  Streams
+ * interleave by timing, on a device more than in the simulator (rdma_cm
+ * brings QPs up one connection at a time); inside a stream the order is
+ * the protocol's.
+ */
+static int64_t stream_of_line(json_t *l)
+{
+	json_t *qp = json_object_get(l, "qp");
+	const char *kind = json_string_value(json_object_get(l, "kind"));
+	bool poll = kind && !strcmp(kind, "POLL");
+
+	return json_is_integer(qp) ? 2 * json_integer_value(qp) + poll : -1;
+}
+
+/* -1: the node's own; 2 qp: a QP's states and posts; 2 qp + 1: its completions. */
+static int64_t stream_of_rec(const struct tb_tap_rec *r)
+{
+	if (r->src != TB_TAP_SRC_VERBS || r->ev.qp == TV_FLT_TAP_NONE)
+		return -1;
+	return 2 * (int64_t)r->ev.qp + (r->ev.kind == TV_FLT_TAP_POLL);
+}
+
+/* Positions of the events of (node, stream), in order. */
+static size_t *stream_lines(struct follow *f, uint32_t node, int64_t st,
+			    size_t *n_p)
 {
 	size_t *ix = malloc((f->nlines + 1) * sizeof(*ix)), n = 0;
 
 	for (size_t i = 0; ix && i < f->nlines; i++)
 		if ((uint32_t)json_integer_value(json_object_get(f->lines[i],
-								 "node")) == node)
+								 "node")) == node &&
+		    stream_of_line(f->lines[i]) == st)
 			ix[n++] = i;
 	*n_p = n;
 	return ix;
 }
 
-static size_t *node_recs(const struct tv_tb_tap *t, uint32_t node,
-			 size_t *n_p)
+static size_t *stream_recs(const struct tv_tb_tap *t, uint32_t node,
+			   int64_t st, size_t *n_p)
 {
 	size_t *ix = malloc((t->n + 1) * sizeof(*ix)), n = 0;
 
 	for (size_t i = 0; ix && i < t->n; i++)
-		if (t->recs[i].node == node)
+		if (t->recs[i].node == node && stream_of_rec(&t->recs[i]) == st)
 			ix[n++] = i;
 	*n_p = n;
 	return ix;
 }
 
-/* Node n's first event that differs: its rank k, or -1 if none. */
-static long node_divergence(struct follow *f, const struct tv_tb_tap *t,
-			    const size_t *li, size_t nl, const size_t *ri,
-			    size_t nr, json_t **act_p)
+/* The first event of a stream that differs: its rank k, or -1 if none. */
+static long stream_divergence(struct follow *f, const struct tv_tb_tap *t,
+			      const size_t *li, size_t nl, const size_t *ri,
+			      size_t nr, json_t **act_p)
 {
 	json_t *act;
 
@@ -415,43 +501,71 @@ static long node_divergence(struct follow *f, const struct tv_tb_tap *t,
 	return -1;
 }
 
-/*
- * The first recorded event (by its index) the simulator did not do the
- * same: per node, the k-th against the k-th.
- */
+/* The largest QP index either side has on node n. */
+static int64_t max_stream(struct follow *f, const struct tv_tb_tap *t,
+			  uint32_t node)
+{
+	int64_t m = -1;
+
+	for (size_t i = 0; i < f->nlines; i++)
+		if ((uint32_t)json_integer_value(json_object_get(f->lines[i],
+								 "node")) == node &&
+		    stream_of_line(f->lines[i]) > m)
+			m = stream_of_line(f->lines[i]);
+	for (size_t i = 0; i < t->n; i++)
+		if (t->recs[i].node == node && stream_of_rec(&t->recs[i]) > m)
+			m = stream_of_rec(&t->recs[i]);
+	return m;
+}
+
+static void note_divergence(struct tv_tb_replay_sim_report *rep,
+			    uint64_t *best, json_t *exp, json_t *act,
+			    uint64_t nlines, uint32_t node, int64_t st, long k)
+{
+	uint64_t idx = exp ? (uint64_t)json_integer_value(json_object_get(exp, "i")) :
+			     nlines;
+
+	if (idx >= *best)
+		return;
+	*best = idx;
+	free(rep->expected);
+	free(rep->actual);
+	rep->expected = line_text(exp);
+	rep->actual = line_text(act);
+	rep->div_node = node;
+	rep->div_qp = st < 0 ? -1 : st / 2;
+	rep->div_polls = st >= 0 && st % 2;
+	rep->div_k = (uint64_t)k;
+}
+
+/* The first recorded event (by its index) the simulator did otherwise. */
 static int first_divergence(struct follow *f, const struct tv_tb_tap *t,
 			    uint32_t nodes, struct tv_tb_replay_sim_report *rep)
 {
-	uint64_t best = UINT64_MAX, idx;
+	uint64_t best = UINT64_MAX;
 	size_t *li, *ri, nl, nr;
-	json_t *act, *exp;
+	json_t *act;
 	long k;
 
 	for (uint32_t n = 0; n < nodes; n++) {
-		li = node_lines(f, n, &nl);
-		ri = node_recs(t, n, &nr);
-		if (!li || !ri) {
+		for (int64_t st = -1; st <= max_stream(f, t, n); st++) {
+			li = stream_lines(f, n, st, &nl);
+			ri = stream_recs(t, n, st, &nr);
+			if (!li || !ri) {
+				free(li);
+				free(ri);
+				return -ENOMEM;
+			}
+			act = NULL;
+			k = stream_divergence(f, t, li, nl, ri, nr, &act);
+			if (k >= 0)
+				note_divergence(rep, &best, (size_t)k < nl ?
+						f->lines[li[k]] : NULL, act,
+						f->nlines, n, st, k);
+			json_decref(act);
 			free(li);
 			free(ri);
-			return -ENOMEM;
 		}
-		act = NULL;
-		k = node_divergence(f, t, li, nl, ri, nr, &act);
-		exp = k >= 0 && (size_t)k < nl ? f->lines[li[k]] : NULL;
-		idx = exp ? (uint64_t)json_integer_value(json_object_get(exp, "i")) :
-			    f->nlines;
-		if (k >= 0 && idx < best) {
-			best = idx;
-			free(rep->expected);
-			free(rep->actual);
-			rep->expected = line_text(exp);
-			rep->actual = line_text(act);
-			rep->div_node = n;
-			rep->div_k = (uint64_t)k;
-		}
-		json_decref(act);
-		free(li);
-		free(ri);
 	}
 	rep->diverged = best != UINT64_MAX;
 	rep->div_index = best;
@@ -484,6 +598,9 @@ static void compare_outcome(struct follow *f, const struct tv_tb_result *res,
 		!strcmp(rep->sim_result, "FAIL") &&
 		json_equal(json_array_get(json_object_get(f->summary, "failure_kinds"), 0),
 			   json_array_get(json_object_get(sum, "failure_kinds"), 0));
+	for (size_t i = 0; i < fails->count && i < TV_TB_REPLAY_SIM_FAILS; i++)
+		snprintf(rep->sim_failures[i], sizeof(rep->sim_failures[i]), "%s",
+			 fails->msgs[i] ? fails->msgs[i] : "?");
 	snprintf(rep->sim_summary, sizeof(rep->sim_summary),
 		 "ops %" PRIu64 ", ok %" PRIu64 ", failed %" PRIu64,
 		 res->ops, res->ops_ok, res->ops_failed);

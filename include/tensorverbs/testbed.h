@@ -335,7 +335,9 @@ struct tv_tb_replay_sim_report {
 	bool diverged;
 	uint64_t div_index;         /* the recorded event's "i" (or events) */
 	uint32_t div_node;
-	uint64_t div_k;             /* its rank among that node's events */
+	int64_t div_qp;             /* its QP's index, -1: the node's own */
+	bool div_polls;             /* among the QP's completions, else posts */
+	uint64_t div_k;             /* its rank among that QP's events */
 	char *expected;             /* the recorded line, NULL: none */
 	char *actual;               /* what the simulator did, NULL: nothing */
 	size_t held;                /* completions still held at the end */
@@ -343,6 +345,8 @@ struct tv_tb_replay_sim_report {
 	bool same_failure_kind;     /* both failed, first failure same kind */
 	char rec_result[8], sim_result[8];
 	char rec_summary[96], sim_summary[96];
+#define TV_TB_REPLAY_SIM_FAILS 3
+	char sim_failures[TV_TB_REPLAY_SIM_FAILS][256]; /* the first, or "" */
 	char err[1024];             /* when it returns an error: why */
 };
 

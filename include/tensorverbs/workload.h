@@ -478,6 +478,12 @@ int tv_tb_open_device_at(const struct sockaddr_storage *addr, uint32_t node,
 			 char *msg, size_t cap);
 int tv_tb_hw_open_device(struct tv_tb_hw *hw, struct tv_tb_hw_device *d,
 			 char *msg, size_t cap);
+/*
+ * serve --record: a device the workload wrapped with tv_tb_hw_flt() gets
+ * this node's tap (docs/recording.md); before any object is made on it.
+ * 0 when the run does not record.
+ */
+int tv_tb_hw_tap_device(struct tv_tb_hw *hw, struct tv_vf_device *wrapped);
 /* close_base false: the device stays open (objects on it leaked). */
 void tv_tb_hw_close_device(struct tv_tb_hw_device *d, bool close_base);
 

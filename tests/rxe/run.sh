@@ -20,6 +20,8 @@ tmo=${TV_RXE_TIMEOUT:-180}
 # The engine's 1 s ACK timeout is for real fabrics; under TCG a busy host
 # can stall the VM for longer (a spurious "ACK lost").
 ack=${TV_RXE_ACK_TIMEOUT_MS:-10000}
+# --only takes a glob, extended: @(a|b) names several.
+shopt -s extglob
 only=
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -100,10 +102,12 @@ run_scenario() {
 	port=$((port + 16))
 	cl=$(cluster "$n" "$port")
 	t0=$(date +%s.%N)
+	mkdir -p "$work/rec"
 	for ((j = n - 1; j >= 0; j--)); do
 		RDMA_DEVICE=$(dev_of "$j") timeout -k 5 $((tmo + 20)) \
 			"$tv" serve "$file" --node "$j" --cluster "$cl" \
-			--timeout "$tmo" --ack-timeout-ms "$ack" "$@" \
+			--timeout "$tmo" --ack-timeout-ms "$ack" \
+			--record "$work/rec/$name.$j.jsonl" "$@" \
 			>"$work/$name.$j.log" 2>&1 &
 		pids[j]=$!
 	done
@@ -186,6 +190,42 @@ for f in "$repo"/scenarios/gather/*.json; do
 	jq '.gather.timeout_ns = 20000000000' "$f" >"$work/gather_$b.json"
 	run_scenario "gather_$b" "$work/gather_$b.json"
 done
+
+# ---- the suite's recordings, replayed in the simulator (docs/recording.md) --------
+# Every scenario above ran with serve --record: one recording per node,
+# merged into the run's, run again by replay --sim with its completions in
+# the recorded order.  A run that does not replay identically is a
+# fidelity finding, its first divergence printed (docs/simulator.md).
+replay_recordings() {
+	local name=recordings_replay n=0 same=0 bad=0 r b out v
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	for r in "$work"/rec/*.0.jsonl; do
+		[ -e "$r" ] || continue
+		b=${r%.0.jsonl}
+		n=$((n + 1))
+		out=$work/rec/$(basename "$b").replay
+		if ! "$tv" merge "$b.jsonl" "$b".[0-9]*.jsonl >"$out" 2>&1; then
+			bad=$((bad + 1)); echo "REPLAY $(basename "$b"): merge failed:"; cat "$out"
+			continue
+		fi
+		"$tv" replay "$b.jsonl" --sim >"$out" 2>&1
+		case $? in
+		0) same=$((same + 1)) ;;
+		1) ;;
+		*) bad=$((bad + 1)) ;;
+		esac
+		v=$(sed -n 's/^replay --sim: \([^(]*\) (.*/\1/p' "$out" | head -1)
+		echo "REPLAY $(basename "$b"): ${v:-error}"
+		[ "${v:-}" = "replayed identically " ] || sed -n '2,6p' "$out" | cut -c1-400
+	done
+	echo "$n recorded runs, $same replayed identically"
+	if [ "$n" -gt 0 ] && [ "$bad" = 0 ]; then
+		result "$name" pass "($n recorded runs, $same replayed identically; the rest: docs/simulator.md)"
+	else
+		result "$name" fail "($n recorded runs, $bad could not be merged or replayed)"
+	fi
+}
+replay_recordings
 
 # ---- MPI (docs/multihost.md) ------------------------------------------------------
 # Two ranks, one per rxe device (mpirun's MPMD form gives each its

@@ -779,6 +779,7 @@ static void node_opts(struct rr *r, struct rnode_opts *no)
 	no->observe = rr_observe;
 	no->observe_ctx = r;
 	no->flt = tv_tb_hw_flt(r->hw);
+	no->hw = r->hw;
 }
 
 static int rv_hw_open(struct tv_tb_hw *hw, void **st_p, char *msg, size_t cap)

@@ -82,6 +82,11 @@ int rnode_open(struct rnode *n, const struct rnode_opts *o, char *msg,
 			snprintf(msg, cap, "tv_flt_wrap: %s", strerror(-ret));
 			goto fail;
 		}
+		ret = o->hw ? tv_tb_hw_tap_device(o->hw, n->dev) : 0;
+		if (ret) {
+			snprintf(msg, cap, "recording: %s", strerror(-ret));
+			goto fail;
+		}
 	}
 	ret = open_engine(n, o, msg, cap);
 	if (!ret)

@@ -40,6 +40,7 @@ struct rnode_opts {
 	tv_engine_observe_fn observe;
 	void *observe_ctx;
 	struct tv_flt *flt;        /* wrap the device with it (faults.h) */
+	struct tv_tb_hw *hw;       /* serve: its tap goes on the wrapper */
 };
 
 struct rnode {
