@@ -87,7 +87,7 @@ static void print_divergence(const struct tv_tb_replay_report *r,
 
 static const char *sim_verdict(const struct tv_tb_replay_sim_report *r)
 {
-	if (r->same_outcome && !r->diverged && !r->held)
+	if (r->same_outcome && !r->diverged && !r->held && !r->gave_up)
 		return "replayed identically";
 	if (r->same_failure_kind)
 		return "reproduced: same failure kind";
@@ -126,6 +126,10 @@ static int replay_sim(const char *file)
 	for (int i = 0; i < TV_TB_REPLAY_SIM_FAILS && r.sim_failures[i][0]; i++)
 		printf("replay --sim: the simulator's run: FAIL: %s\n",
 		       r.sim_failures[i]);
+	if (r.gave_up)
+		printf("replay --sim: %zu QP(s) stopped following the recording "
+		       "(more than 128 completions that never came next)\n",
+		       r.gave_up);
 	if (r.held)
 		printf("replay --sim: %zu completion(s) never matched the "
 		       "recorded order (held back at the end)\n", r.held);

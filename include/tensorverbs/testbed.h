@@ -341,6 +341,7 @@ struct tv_tb_replay_sim_report {
 	char *expected;             /* the recorded line, NULL: none */
 	char *actual;               /* what the simulator did, NULL: nothing */
 	size_t held;                /* completions still held at the end */
+	size_t gave_up;             /* QPs that stopped following (diverged) */
 	bool same_outcome;          /* result, ops, ok and failed agree */
 	bool same_failure_kind;     /* both failed, first failure same kind */
 	char rec_result[8], sim_result[8];
