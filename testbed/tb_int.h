@@ -193,6 +193,8 @@ struct tb_rec *tb_trace_rec(struct tv_tb_trace *trace);
 
 /* ---- record.c: recordings of the verbs (docs/recording.md) ----------------- */
 
+#include <pthread.h>
+
 #include <tensorverbs/faults.h>
 
 json_t *tb_json_hex(uint64_t v);
@@ -222,6 +224,7 @@ typedef int (*tb_tap_poll_fn)(void *ctx, uint32_t cq, struct tv_vf_wc *wc,
 			      int got, int cap);
 
 struct tv_tb_tap {
+	pthread_mutex_t lock;      /* recs, n, cap, err: threads may poll */
 	struct tb_tap_rec *recs;
 	size_t n, cap;
 	int err;                   /* sticky: -ENOMEM */
