@@ -25,6 +25,9 @@ static void default_device_free(void *ctx, void *ptr)
 	free(ptr);
 }
 
+/* What one receive may make us allocate and pin (engine.h). */
+#define TV__MAX_RECV_BYTES_DEFAULT (4ull << 30)
+
 void tv_engine_config_default(struct tv_engine_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -33,7 +36,7 @@ void tv_engine_config_default(struct tv_engine_config *cfg)
 	tv_vf_connect_cfg_default(&cfg->connect);
 	cfg->device_alloc = default_device_alloc;
 	cfg->device_free = default_device_free;
-	cfg->max_tensor_bytes = 4ull << 30;
+	cfg->max_recv_bytes = TV__MAX_RECV_BYTES_DEFAULT;
 	/* A request message and a 64-byte tensor fit. */
 	cfg->max_inline_bytes = 128;
 	cfg->ack_timeout_ns = 1000ull * 1000 * 1000;
@@ -44,7 +47,7 @@ static int engine_check_config(const struct tv_engine_config *cfg)
 {
 	if (cfg->queue_depth < 4 || cfg->queue_depth > 65536)
 		return -EINVAL;
-	if (!cfg->pool_block_bytes || !cfg->max_tensor_bytes)
+	if (!cfg->pool_block_bytes)
 		return -EINVAL;
 	if (!cfg->device_alloc != !cfg->device_free)
 		return -EINVAL;
@@ -75,6 +78,8 @@ int tv_engine_create(struct tv_vf_device *dev,
 	if (!e)
 		return -ENOMEM;
 	e->cfg = *cfg;
+	if (!e->cfg.max_recv_bytes)
+		e->cfg.max_recv_bytes = TV__MAX_RECV_BYTES_DEFAULT;
 	if (!e->cfg.device_alloc) {
 		e->cfg.device_alloc = default_device_alloc;
 		e->cfg.device_free = default_device_free;

@@ -193,7 +193,7 @@ static int request_alloc_dest(struct tv_request *req)
 	if (m->is_dead || !m->tensor_bytes)
 		return 0;
 	/* The peer says how much we allocate and pin (cached or not): bound it. */
-	if (m->tensor_bytes > e->cfg.max_tensor_bytes)
+	if (m->tensor_bytes > e->cfg.max_recv_bytes)
 		return -EFBIG;
 	if (m->dtype == TV_DT_STRING)
 		return request_stage(req, m->tensor_bytes);
@@ -319,7 +319,7 @@ static const struct tv_meta *request_fast_meta(const struct tv_request *req)
 	me = meta_find(ch, req->name, req->name_len);
 	if (!me || me->meta.is_dead || !me->meta.tensor_bytes ||
 	    me->meta.dtype == TV_DT_STRING ||
-	    me->meta.tensor_bytes > ch->engine->cfg.max_tensor_bytes)
+	    me->meta.tensor_bytes > ch->engine->cfg.max_recv_bytes)
 		return NULL;
 	return &me->meta;
 }
@@ -497,6 +497,29 @@ static struct tv_request *request_for_msg(struct tv_channel *ch,
 	return req;
 }
 
+/*
+ * Why the destination of req could not be had: over max_recv_bytes (the
+ * peer asked too much, nothing was allocated) or an allocation failure.
+ */
+static void request_alloc_status(struct tv_request *req, int ret,
+				 struct tv_status *st)
+{
+	unsigned long long bytes = req->meta.tensor_bytes;
+
+	if (ret == -EFBIG)
+		tv_status_set(st, TV_RESOURCE_EXHAUSTED,
+			      "tensor '%s' step %llu from node %u asks %llu "
+			      "bytes, above the engine's max_recv_bytes (%llu): "
+			      "refused", req->name,
+			      (unsigned long long)req->step_id,
+			      req->ch->peer_id, bytes,
+			      (unsigned long long)req->ch->engine->cfg.max_recv_bytes);
+	else
+		tv_status_set(st, TV_RESOURCE_EXHAUSTED,
+			      "allocating %llu bytes for '%s' failed: %s",
+			      bytes, req->name, strerror(-ret));
+}
+
 void tv__request_on_meta(struct tv_channel *ch, const struct tv_msg *msg)
 {
 	struct tv_request *req = request_for_msg(ch, msg);
@@ -508,17 +531,14 @@ void tv__request_on_meta(struct tv_channel *ch, const struct tv_msg *msg)
 	req->meta_valid = true;
 	req->has_checksum = msg->has_checksum;
 	req->checksum = msg->checksum;
-	meta_update(ch, req);
+	/* Metadata we refuse is not cached: the next receive asks afresh. */
+	if (req->meta.tensor_bytes <= ch->engine->cfg.max_recv_bytes)
+		meta_update(ch, req);
 	ret = request_alloc_dest(req);
 	if (ret) {
 		/* Tell the sender to let go: a RE_REQUEST advertising 0 bytes. */
 		request_release_dest(req);
-		tv_status_set(&req->fail, TV_RESOURCE_EXHAUSTED,
-			      "allocating %llu bytes for '%s' failed: %s",
-			      (unsigned long long)req->meta.tensor_bytes,
-			      req->name, ret == -EFBIG ?
-			      "above the engine's max_tensor_bytes" :
-			      strerror(-ret));
+		request_alloc_status(req, ret, &req->fail);
 		req->state = TV_REQ_ABANDON;
 	} else {
 		req->state = TV_REQ_QUEUED;

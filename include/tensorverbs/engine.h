@@ -68,11 +68,15 @@ struct tv_engine_config {
 	/* Run-time data validation: checksum every tensor, mismatch = error. */
 	bool validate_checksum;
 	/*
-	 * The largest tensor a peer may make us allocate (and pin): its
-	 * META_DATA_UPDATE says how big, and every byte from the wire is
-	 * hostile.  Larger ones fail with RESOURCE_EXHAUSTED.
+	 * The largest tensor a peer may make us allocate (and register, i.e.
+	 * pin) for one receive: its META_DATA_UPDATE says how big, and every
+	 * byte from the wire is hostile.  A larger one is refused before
+	 * anything is allocated: the receive fails with RESOURCE_EXHAUSTED
+	 * (naming the tensor, the size asked and this limit), the sender is
+	 * let go by a cancelling TENSOR_RE_REQUEST, the metadata is not
+	 * cached, and the channel stays up.  0: the default, 4 GiB.
 	 */
-	uint64_t max_tensor_bytes;
+	uint64_t max_recv_bytes;
 	/*
 	 * Payloads up to this many bytes (control messages, small tensors)
 	 * are posted inline (IBV_SEND_INLINE): the work request carries them,

@@ -187,6 +187,7 @@ struct h_world *h_world_new(const struct h_opts *o)
 		ec.validate_checksum = o->validate;
 		if (o->max_inline_bytes >= 0)
 			ec.max_inline_bytes = (uint32_t)o->max_inline_bytes;
+		ec.max_recv_bytes = o->max_recv_bytes;
 		ec.observe = h_observe;
 		ec.observe_ctx = w;
 		ck_assert_int_eq(tv_engine_create(w->dev[i], &ec, &w->eng[i]),

@@ -65,6 +65,7 @@ struct h_opts {
 	uint64_t ack_timeout_ns;   /* 0: the engine's default */
 	uint64_t recv_timeout_ns;
 	int64_t max_inline_bytes;  /* -1: the engine's default */
+	uint64_t max_recv_bytes;   /* 0: the engine's default */
 };
 
 void h_opts_default(struct h_opts *o);

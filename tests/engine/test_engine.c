@@ -813,6 +813,7 @@ END_TEST
 Suite *engine_paths_suite(void);
 Suite *engine_errors_suite(void);
 Suite *engine_units_suite(void);
+Suite *engine_limits_suite(void);
 
 Suite *engine_paths_suite(void)
 {
@@ -855,6 +856,7 @@ int main(void)
 
 	srunner_add_suite(sr, engine_errors_suite());
 	srunner_add_suite(sr, engine_units_suite());
+	srunner_add_suite(sr, engine_limits_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

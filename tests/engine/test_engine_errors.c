@@ -256,13 +256,13 @@ START_TEST(peer_cannot_make_us_allocate_without_bound)
 				       TV_PLACE_HOST, 1);
 	struct h_recv r;
 
-	w->eng[1]->cfg.max_tensor_bytes = 1u << 20;
+	w->eng[1]->cfg.max_recv_bytes = 1u << 20;
 	ck_assert_int_eq(tv_engine_send(w->eng[0], 1, "huge", t), 0);
 	tv_tensor_unref(t);
 	h_recv(w, 1, 0, 1, "huge", TV_PLACE_HOST, &r);
 	h_run(w);
 	ck_assert_int_eq(r.status.code, TV_RESOURCE_EXHAUSTED);
-	ck_assert_ptr_nonnull(strstr(r.status.message, "max_tensor_bytes"));
+	ck_assert_ptr_nonnull(strstr(r.status.message, "max_recv_bytes"));
 	/* The sender let go of its clone; nothing was written. */
 	ck_assert_uint_eq(h_stats(w, 0).live_responses, 0);
 	ck_assert_uint_eq(h_stats(w, 0).tensor_writes, 0);

@@ -775,6 +775,7 @@ static void node_opts(struct rr *r, struct rnode_opts *no)
 	no->max_retries = sc->has_max_retries ? sc->max_retries : 0;
 	no->queue_depth = sc->queue_depth;
 	no->pool_block_bytes = sc->pool_block_bytes;
+	no->max_recv_bytes = sc->max_recv_bytes;
 	no->validate_checksum = sc->validate_checksum;
 	no->observe = rr_observe;
 	no->observe_ctx = r;

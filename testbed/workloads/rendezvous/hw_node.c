@@ -23,6 +23,7 @@ static int open_engine(struct rnode *n, const struct rnode_opts *o, char *msg,
 	ec.queue_depth = o->queue_depth ? o->queue_depth : ic.queue_depth;
 	if (o->pool_block_bytes)
 		ec.pool_block_bytes = (size_t)o->pool_block_bytes;
+	ec.max_recv_bytes = o->max_recv_bytes;
 	ec.validate_checksum = o->validate_checksum;
 	if (o->ack_timeout_ns)
 		ec.ack_timeout_ns = o->ack_timeout_ns;
@@ -82,7 +83,8 @@ int rnode_open(struct rnode *n, const struct rnode_opts *o, char *msg,
 			snprintf(msg, cap, "tv_flt_wrap: %s", strerror(-ret));
 			goto fail;
 		}
-		ret = o->hw ? tv_tb_hw_tap_device(o->hw, n->dev) : 0;
+		ret = o->hw ? tv_tb_hw_tap_device(o->hw, n->dev) :
+		      o->tap ? tv_tb_tap_attach(o->tap, o->id, n->dev) : 0;
 		if (ret) {
 			snprintf(msg, cap, "recording: %s", strerror(-ret));
 			goto fail;

@@ -332,6 +332,28 @@ static bool too_late(const struct runner *r, const struct recv_slot *rs,
 	return avail + r->ack_timeout_ns >= rv->at_ns + r->recv_timeout_ns;
 }
 
+/*
+ * The receiver's engine refused the tensor as larger than the scenario's
+ * max_recv_bytes, and it is.  (A string tensor's size on the wire is its
+ * serialization's, not recomputed here: the engine's word is taken.)
+ */
+static bool over_recv_limit(const struct runner *r, const struct pub *pub,
+			    const struct recv_slot *rs, const char *msg)
+{
+	uint64_t n;
+
+	if (!r->sc->max_recv_bytes || rs->code != TV_RESOURCE_EXHAUSTED ||
+	    !strstr(msg, "max_recv_bytes"))
+		return false;
+	if (!pub->done || pub->is_error || pub->dead)
+		return false;
+	if (pub->dtype == TV_DT_STRING)
+		return true;
+	if (tv_shape_num_elements(&pub->shape, &n))
+		return false;
+	return n > r->sc->max_recv_bytes / tv_dtype_size(pub->dtype);
+}
+
 /* May a receive that failed with (code, msg) have failed? */
 static void check_outcome(struct runner *r, const struct recv_slot *rs,
 			  const struct sc_recv *rv)
@@ -342,7 +364,8 @@ static void check_outcome(struct runner *r, const struct recv_slot *rs,
 
 	if (tv_tb_run_unrecoverable_fires(r->run) ||
 	    retries_exhausted(r, rs) ||
-	    pub->refused || too_late(r, rs, rv))
+	    pub->refused || too_late(r, rs, rv) ||
+	    over_recv_limit(r, pub, rs, msg))
 		return;
 	if (pub->done && pub->is_error) {
 		if (rs->code != s->err_code ||

@@ -35,6 +35,7 @@ int runner_node_engine(struct runner *r, struct node_slot *ns)
 		cfg.queue_depth = sc->queue_depth;
 	if (sc->pool_block_bytes)
 		cfg.pool_block_bytes = (size_t)sc->pool_block_bytes;
+	cfg.max_recv_bytes = sc->max_recv_bytes;
 	cfg.validate_checksum = sc->validate_checksum;
 	cfg.observe = engine_observe;
 	cfg.observe_ctx = r;

@@ -31,6 +31,7 @@ struct rnode_opts {
 	/* engine options, 0 = the RDMA_* / engine default */
 	uint32_t queue_depth;
 	uint64_t pool_block_bytes;
+	uint64_t max_recv_bytes;
 	bool validate_checksum;
 	uint64_t ack_timeout_ns;   /* 0: the engine's default */
 	uint64_t recv_timeout_ns;  /* 0: none */
@@ -41,6 +42,7 @@ struct rnode_opts {
 	void *observe_ctx;
 	struct tv_flt *flt;        /* wrap the device with it (faults.h) */
 	struct tv_tb_hw *hw;       /* serve: its tap goes on the wrapper */
+	struct tv_tb_tap *tap;     /* bench --record: this tap instead */
 };
 
 struct rnode {

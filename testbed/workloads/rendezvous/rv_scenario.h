@@ -121,6 +121,7 @@ struct scenario {
 	bool validate_checksum;
 	uint32_t queue_depth;
 	uint64_t pool_block_bytes;
+	uint64_t max_recv_bytes;   /* what a peer may make one receive allocate */
 	/* fault tolerance; has_*: given in the file, else the runner decides */
 	bool has_ack_timeout;
 	uint64_t ack_timeout_ns;

@@ -17,7 +17,7 @@
 
 static const char *const engine_keys[] = {
 	"validate_checksum", "queue_depth", "pool_block_bytes",
-	"ack_timeout_ns", "recv_timeout_ns", "max_retries", "reconnect", NULL
+	"max_recv_bytes", "ack_timeout_ns", "recv_timeout_ns", "max_retries", "reconnect", NULL
 };
 
 int scenario_num_elements(const struct tv_shape *shape, uint64_t *n_p)
@@ -76,6 +76,8 @@ static int parse_engine(struct tv_ju *jc, json_t *root, struct scenario *sc)
 	    tv_ju_get_uint(jc, "$.engine", eng, "queue_depth", 0, 65536, &v) ||
 	    tv_ju_get_uint(jc, "$.engine", eng, "pool_block_bytes", 0,
 			   SC_MAX_TENSOR_BYTES * 4, &sc->pool_block_bytes) ||
+	    tv_ju_get_uint(jc, "$.engine", eng, "max_recv_bytes", 0,
+			   UINT64_MAX, &sc->max_recv_bytes) ||
 	    parse_engine_ft(jc, eng, sc))
 		goto out;
 	sc->queue_depth = (uint32_t)v;
