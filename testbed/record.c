@@ -264,6 +264,47 @@ int tb_tap_summary(uint64_t events, const struct tv_tb_result *res,
 
 /* ---- the public face ---------------------------------------------------------- */
 
+int tv_tb_tap_create(uint32_t nodes, struct tv_tb_tap **tap_p)
+{
+	int ret = tb_tap_new(nodes, tap_p);
+
+	if (!ret)
+		(*tap_p)->t0_ns = tb_wall_ns();
+	return ret;
+}
+
+int tv_tb_tap_attach(struct tv_tb_tap *tap, uint32_t node,
+		     struct tv_vf_device *wrapped)
+{
+	return tb_tap_attach(tap, node, wrapped);
+}
+
+int tv_tb_tap_write(struct tv_tb_tap *t, const char *path, size_t *events_p)
+{
+	FILE *f;
+	int ret = t->err;
+
+	if (ret)
+		return ret;
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	if (fputs("{\"tensorverbs_bench_recording\":1}\n", f) < 0)
+		ret = -EIO;
+	if (!ret)
+		ret = write_records(t, f);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (!ret)
+		*events_p = t->n;
+	return ret;
+}
+
+void tv_tb_tap_free(struct tv_tb_tap *t)
+{
+	tb_tap_free(t);
+}
+
 int tv_tb_record_create(const char *path, const struct tv_tb_scenario *sc,
 			const char *scenario_file, uint64_t seed,
 			const char *backend, struct tv_tb_tap **tap_p)

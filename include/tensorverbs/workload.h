@@ -484,6 +484,18 @@ int tv_tb_hw_open_device(struct tv_tb_hw *hw, struct tv_tb_hw_device *d,
  * 0 when the run does not record.
  */
 int tv_tb_hw_tap_device(struct tv_tb_hw *hw, struct tv_vf_device *wrapped);
+/*
+ * A tap outside a run (benchmarks measuring what recording costs): the
+ * verbs of devices wrapped by the fault layer, kept in memory from now,
+ * written as recording event lines (docs/recording.md) after a header
+ * line {"tensorverbs_bench_recording":1}.
+ */
+int tv_tb_tap_create(uint32_t nodes, struct tv_tb_tap **tap_p);
+int tv_tb_tap_attach(struct tv_tb_tap *tap, uint32_t node,
+		     struct tv_vf_device *wrapped);
+int tv_tb_tap_write(struct tv_tb_tap *tap, const char *path,
+		    size_t *events_p);
+void tv_tb_tap_free(struct tv_tb_tap *tap);
 /* close_base false: the device stays open (objects on it leaked). */
 void tv_tb_hw_close_device(struct tv_tb_hw_device *d, bool close_base);
 

@@ -30,6 +30,8 @@
 #include "wire.h" /* TV_MSG_*: the index of msgs_recv[] */
 
 #include <tensorverbs/cm.h>
+#include <tensorverbs/faults.h>
+#include <tensorverbs/workload.h>
 
 #define BR_MAX_SIZES 16
 #define BR_STEP_STRIDE 1000000ull  /* step ids: size index * stride + i */
@@ -38,6 +40,7 @@
 static const char bench_usage[] =
 	"usage: tensorverbs bench rxe [--addr0 ADDR:PORT] [--addr1 ADDR:PORT]\n"
 	"           [--sizes 4096,65536,...] [--bytes N] [--lat-iters N]\n"
+	"           [--record FILE]  (FILE.node0/1: every verb, docs/recording.md)\n"
 	"           [--window N] [--fetcher-poll busy|event]\n"
 	"           [--publisher-poll busy|event] [--breakdown] [--floor]\n"
 	"           [--max-inline BYTES] [--timeout S] [--node 0|1]\n"
@@ -88,11 +91,14 @@ struct br_opts {
 	int only;                  /* --node / the MPI rank: that node, or -1 */
 	uint32_t timeout_s;        /* per run (the engine's, the floor's) */
 	uint32_t max_inline;       /* the engine's and the floor's */
+	const char *record;        /* --record FILE: FILE.node<K>, or NULL */
 	struct br_breakdown *bd;   /* shared with the forked publisher, or NULL */
 };
 
 struct br {
 	const struct br_opts *o;
+	struct tv_flt *flt;        /* --record: the wrapper's, no rule */
+	struct tv_tb_tap *tap;
 	bool busy;
 	struct rnode n;
 	struct tv_channel *ch;
@@ -164,7 +170,7 @@ static void br_poll(struct br *b, uint64_t *spins)
 
 static int br_open(struct br *b, uint32_t id)
 {
-	struct rnode_opts no = { 0 };
+	struct rnode_opts no = { .flt = b->flt, .tap = b->tap };
 	uint64_t max = 4u << 20;
 	char msg[512] = "";
 	int ret;
@@ -504,15 +510,58 @@ static int client(struct br *b)
 
 /* ---- the command ---------------------------------------------------------- */
 
+/*
+ * --record (docs/recording.md): the fault wrapper without a rule and its
+ * tap on the device, to measure what recording costs; the records go to
+ * FILE.node<K> after the run, one verbs line each.
+ */
+static int record_start(struct br *b, uint32_t id)
+{
+	int ret;
+
+	if (!b->o->record)
+		return 0;
+	ret = tv_flt_create(id, &b->flt);
+	if (!ret)
+		ret = tv_tb_tap_create(2, &b->tap);
+	return ret;
+}
+
+static void record_stop(struct br *b, uint32_t id, int *ret_p)
+{
+	char path[4096];
+	size_t n = 0;
+	int ret = -ENAMETOOLONG;
+
+	if (b->tap && snprintf(path, sizeof(path), "%s.node%u", b->o->record,
+			       id) < (int)sizeof(path))
+		ret = tv_tb_tap_write(b->tap, path, &n);
+	if (b->tap && !ret)
+		printf("bench rxe: node %u recorded %zu verbs events to %s\n",
+		       id, n, path);
+	if (b->tap && ret && !*ret_p) {
+		fprintf(stderr, "bench rxe: node %u: --record: %s\n", id,
+			strerror(-ret));
+		*ret_p = ret;
+	}
+	tv_tb_tap_free(b->tap);
+	tv_flt_destroy(b->flt);
+	b->tap = NULL;
+	b->flt = NULL;
+}
+
 static int run_node(const struct br_opts *o, uint32_t id)
 {
 	struct br b = { .o = o, .busy = o->busy[id] };
 	int ret;
 
-
-	ret = br_open(&b, id);
-	if (ret)
+	ret = record_start(&b, id);
+	if (!ret)
+		ret = br_open(&b, id);
+	if (ret) {
+		record_stop(&b, id, &ret);
 		return ret;
+	}
 	ret = id ? publish_all(&b) : 0;
 	if (!ret)
 		ret = br_connect(&b, id);
@@ -520,6 +569,7 @@ static int run_node(const struct br_opts *o, uint32_t id)
 		ret = id ? serve(&b) : client(&b);
 	tv_cm_quiesce(b.n.cm);
 	rnode_close(&b.n);
+	record_stop(&b, id, &ret);
 	return ret;
 }
 
@@ -606,6 +656,10 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 			continue;
 		if (!strcmp(a, "--sizes") && !parse_sizes(o, val))
 			continue;
+		if (!strcmp(a, "--record") && val[0]) {
+			o->record = val;
+			continue;
+		}
 		if (!strcmp(a, "--node") && (!strcmp(val, "0") ||
 					     !strcmp(val, "1"))) {
 			o->only = val[0] - '0';
