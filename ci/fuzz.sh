@@ -45,9 +45,12 @@ for t in $targets; do
 	mkdir -p "$corpus" "$out/crashes-$t"
 	cp tests/fuzz/corpus/"$t"/* "$corpus"/
 	printf '\n==== fuzz_%s: %s s ====\n' "$t" "$seconds"
-	# -malloc_limit_mb: a peer may make the engine try (and fail) a huge
-	# allocation, by design of the format (docs/fuzzing.md, "Findings");
-	# real memory use is still capped by -rss_limit_mb.
+	# -malloc_limit_mb: a huge allocation a peer asks for is refused by the
+	# engine's max_recv_bytes now (docs/fuzzing.md, "Findings"), and
+	# fuzz_dispatch's engines allocate from its own arena; the high limit
+	# stays so that a file parser's failed huge allocation is an ENOMEM to
+	# handle, not a libFuzzer abort.  Real memory use is still capped by
+	# -rss_limit_mb.
 	par=()
 	if [ "$workers" -gt 1 ]; then
 		par=(-jobs="$workers" -workers="$workers")

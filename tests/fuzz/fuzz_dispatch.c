@@ -1,8 +1,8 @@
 /*
  * Fuzz target: the engine's message dispatch, with a hostile peer.
  *
- * Per input: a 2-node simulator world (tv_sim, two engines, one connected
- * channel pair) is built and put in an interesting state:
+ * Every input starts from the same 2-node simulator world (tv_sim, two
+ * engines, one connected channel pair) in an interesting state:
  *
  *   node 1 cached the metadata of "c" (one full transfer, step 1);
  *   node 1 waits for "a" step 1 (no cached metadata, nobody sends it) and
@@ -39,7 +39,15 @@
  * invariants are checked: no crash or sanitizer report, each receive's
  * callback ran at most once and, after tv_engine_destroy() (which must
  * return 0), exactly once; engine stats agree with the receives started;
- * ACKs sent <= messages parsed; tv_sim_destroy() reports no leak.
+ * ACKs sent <= messages parsed; tv_sim_destroy() reports no leak, and
+ * every block the engines and the simulator allocated was freed.
+ *
+ * The world is built once per validate_checksum value and saved right
+ * after its setup; each input gets it put back byte for byte (fz_heap.h:
+ * the engines and the simulator allocate from an arena at a fixed
+ * address), then tears it down as before.  An input's outcome depends on
+ * nothing that ran before it: the same engine events as a world built for
+ * it alone (docs/fuzzing.md, "fuzz_dispatch and 10 000 execs/s").
  */
 #include <errno.h>
 #include <stdio.h>
@@ -51,10 +59,17 @@
 
 #include "engine_int.h"
 #include "fuzz.h"
+#include "fz_heap.h"
 
 #define FZ_NODES 2
 #define FZ_QUEUE_DEPTH 8
-#define FZ_POOL_BLOCK_BYTES (64u << 10)
+#define FZ_POOL_BLOCK_BYTES (16u << 10)
+/*
+ * What a hostile META_DATA_UPDATE may make a receiver allocate: above a
+ * pool block (a tensor of its own block is reached), far below what it
+ * costs to clear (docs/fuzzing.md, "fuzz_dispatch and 10 000 execs/s").
+ */
+#define FZ_MAX_RECV_BYTES (1u << 20)
 #define FZ_RECVS 64
 #define FZ_OPS_MAX 64
 #define FZ_WRITE_MAX 4096 /* > tv_wire_max_bytes(): writes may overrun */
@@ -93,11 +108,11 @@ struct fz_world {
 };
 
 /*
- * A peer's META_DATA_UPDATE may name any size up to 2^63 bytes and the
- * receiver tries to allocate it (docs/fuzzing.md, "Findings"): let the
- * allocation fail with ENOMEM, as glibc's would, instead of ASan aborting,
- * so the engine's cancelling RE_REQUEST path runs.  ASAN_OPTIONS from the
- * environment still override this.
+ * A peer's META_DATA_UPDATE may name any size up to 2^63 bytes (docs/
+ * fuzzing.md, "Findings").  The engines refuse above FZ_MAX_RECV_BYTES
+ * and allocate from fz_heap's arena, which returns NULL by itself; this
+ * stays so that an allocation of the harness's own fails with ENOMEM
+ * instead of ASan aborting.  ASAN_OPTIONS from the environment override it.
  */
 const char *__asan_default_options(void);
 const char *__asan_default_options(void)
@@ -225,6 +240,7 @@ static void fz_engines(struct fz_world *w, bool validate)
 		ec.node_id = i;
 		ec.queue_depth = FZ_QUEUE_DEPTH;
 		ec.pool_block_bytes = FZ_POOL_BLOCK_BYTES;
+		ec.max_recv_bytes = FZ_MAX_RECV_BYTES;
 		ec.validate_checksum = validate;
 		ec.observe = fz_observe;
 		ec.observe_ctx = w;
@@ -315,13 +331,13 @@ static void fz_setup(struct fz_world *w)
 	}
 }
 
-static struct fz_world *fz_world_new(bool validate)
+/* Built into *w, which is zeroed; everything else goes to the arena. */
+static void fz_world_build(struct fz_world *w, bool validate)
 {
 	struct tv_sim_config sc;
-	struct fz_world *w = calloc(1, sizeof(*w));
 	uint32_t i;
 
-	FZ_CHECK(w);
+	memset(w, 0, sizeof(*w));
 	tv_sim_config_default(&sc);
 	sc.seed = 1;
 	sc.num_nodes = FZ_NODES;
@@ -334,7 +350,6 @@ static struct fz_world *fz_world_new(bool validate)
 		w->known.step[w->known.nstep++] = fz_steps[i];
 	fz_engines(w, validate);
 	fz_setup(w);
-	return w;
 }
 
 /* ---- the invariants ------------------------------------------------------ */
@@ -360,7 +375,7 @@ static void fz_check_stats(struct fz_world *w, uint32_t node)
 	FZ_CHECK(s.acks_sent <= parsed);
 }
 
-static void fz_world_free(struct fz_world *w)
+static void fz_world_end(struct fz_world *w)
 {
 	uint32_t i;
 
@@ -374,7 +389,8 @@ static void fz_world_free(struct fz_world *w)
 	for (i = 0; i < w->nrecv; i++)
 		FZ_CHECK(w->recv[i].calls == 1);
 	FZ_CHECK(tv_sim_destroy(w->sim) == 0);
-	free(w);
+	/* Every block the engines and the simulator took is back. */
+	FZ_CHECK(fz_heap_live() == 0);
 }
 
 /* ---- the misbehaving peer ------------------------------------------------- */
@@ -568,16 +584,53 @@ static void fz_op(struct fz_world *w, struct fz_cur *c)
 	}
 }
 
+/*
+ * The world after fz_setup(), one per validate_checksum value: built the
+ * first time it is needed, saved (the arena's bytes and this struct), and
+ * put back before every input that asks for it.  An input therefore
+ * starts from exactly the state a freshly built world has, at the same
+ * addresses: what it does depends on nothing run before it.
+ */
+struct fz_saved {
+	bool taken;
+	struct fz_heap_snap heap;
+	struct fz_world w;
+};
+
+static struct fz_world fz_w;
+static struct fz_saved fz_saved[2];
+
+static struct fz_world *fz_world_get(bool validate)
+{
+	struct fz_saved *sv = &fz_saved[validate];
+
+	if (!sv->taken) {
+		fz_heap_reset();
+		fz_world_build(&fz_w, validate);
+		FZ_CHECK(fz_heap_snap_take(&sv->heap) == 0);
+		if (getenv("TV_FUZZ_VERBOSE"))
+			fprintf(stderr, "fz: world saved: %zu arena bytes, "
+				"%llu blocks\n", sv->heap.top,
+				(unsigned long long)sv->heap.live);
+		sv->w = fz_w;
+		sv->taken = true;
+		return &fz_w;
+	}
+	fz_heap_snap_restore(&sv->heap);
+	fz_w = sv->w;
+	return &fz_w;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fz_cur c = { data, size };
 	struct fz_world *w;
 	uint32_t ops = 0;
 
-	w = fz_world_new(fz_u8(&c) & 1);
+	w = fz_world_get(fz_u8(&c) & 1);
 	while (fz_more(&c) && ops++ < FZ_OPS_MAX)
 		fz_op(w, &c);
 	fz_run(w);
-	fz_world_free(w);
+	fz_world_end(w);
 	return 0;
 }
