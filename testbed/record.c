@@ -401,7 +401,7 @@ static int merge_read(const char *path, struct merge_in *in, char *err,
 	rc = tb_trace_read_header(&rd, &in->hdr, &h, terr);
 	if (!rc && !json_is_string(json_object_get(json_object_get(in->hdr,
 			"recording"), "backend"))) {
-		snprintf(terr, sizeof(terr), "%s: not a recording (no \"recording\" "
+		snprintf(terr, sizeof(terr), "%.900s: not a recording (no \"recording\" "
 			 "in its header)", path);
 		rc = -EINVAL;
 	}
@@ -413,7 +413,7 @@ static int merge_read(const char *path, struct merge_in *in, char *err,
 		if (in->sum || !tb_trace_is_event(obj) ||
 		    !json_is_integer(json_object_get(obj, "t"))) {
 			json_decref(obj);
-			snprintf(terr, sizeof(terr), "%s:%" PRIu64 ": not an event line "
+			snprintf(terr, sizeof(terr), "%.900s:%" PRIu64 ": not an event line "
 				 "of a recording", path, rd.line);
 			rc = -EINVAL;
 			break;
@@ -428,7 +428,7 @@ static int merge_read(const char *path, struct merge_in *in, char *err,
 		in->evs[in->nevs++] = obj;
 	}
 	if (rc == -ENODATA)
-		rc = in->sum ? 0 : (snprintf(terr, sizeof(terr), "%s: no summary "
+		rc = in->sum ? 0 : (snprintf(terr, sizeof(terr), "%.900s: no summary "
 				    "line (a truncated recording?)", path), -EINVAL);
 	if (rc)
 		snprintf(err, cap, "%s", terr);

@@ -443,7 +443,7 @@ static int load_header(struct tb_trace_reader *rd, struct follow *f,
 		   -ENOMEM;
 	json_decref(scj);
 	if (rc)
-		snprintf(err, cap, "%s: its scenario is invalid: %s", rd->path, terr);
+		snprintf(err, cap, "%.200s: its scenario is invalid: %.700s", rd->path, terr);
 	if (!rc)
 		rc = load_events(rd, f, err, cap);
 	/* On the simulator the seed fires the plan at the same hits. */
@@ -453,7 +453,7 @@ static int load_header(struct tb_trace_reader *rd, struct follow *f,
 		plan = json_incref(th.plan);
 	if (!rc && plan && json_array_size(plan) &&
 	    (rc = tv_tb_plan_validate(plan, terr, sizeof(terr))))
-		snprintf(err, cap, "%s: its fault plan is invalid: %s", rd->path, terr);
+		snprintf(err, cap, "%.200s: its fault plan is invalid: %.700s", rd->path, terr);
 	if (!rc)
 		rc = tv_tb_scenario_set_faults(h->sc, plan && json_array_size(plan) ?
 					       plan : NULL, true);
