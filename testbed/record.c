@@ -385,13 +385,59 @@ struct merge_ev {
 	json_t *ev;
 };
 
+/*
+ * A recording after its header: event lines (each with an integer "t"
+ * and "node"), then one summary, nothing after it.  Lines are the
+ * caller's (json_decref each) even when it fails.
+ */
+int tb_rec_read_body(struct tb_trace_reader *rd, json_t ***lines_p,
+		     size_t *n_p, json_t **sum_p, char *err, size_t cap)
+{
+	char terr[TB_TRACE_ERR_MAX];
+	json_t *obj, **lines;
+	int rc;
+
+	while (!(rc = tb_trace_reader_next(rd, &obj, terr))) {
+		if (!*sum_p && tb_trace_is_summary(obj)) {
+			*sum_p = obj;
+			continue;
+		}
+		if (*sum_p || !tb_trace_is_event(obj) ||
+		    !json_is_integer(json_object_get(obj, "t")) ||
+		    !json_is_integer(json_object_get(obj, "node"))) {
+			json_decref(obj);
+			snprintf(err, cap, "%.900s:%" PRIu64 ": %s", rd->path, rd->line,
+				 *sum_p ? "a line after the summary" :
+				 "not an event of a recording (\"i\", \"t\", "
+				 "\"src\", \"kind\" and a \"node\" number)");
+			return -EINVAL;
+		}
+		lines = realloc(*lines_p, (*n_p + 1) * sizeof(*lines));
+		if (!lines) {
+			json_decref(obj);
+			return -ENOMEM;
+		}
+		*lines_p = lines;
+		lines[(*n_p)++] = obj;
+	}
+	if (rc != -ENODATA) {
+		snprintf(err, cap, "%s", terr);
+		return rc;
+	}
+	if (!*sum_p) {
+		snprintf(err, cap, "%.900s: no summary line (a truncated recording?)",
+			 rd->path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int merge_read(const char *path, struct merge_in *in, char *err,
 		      size_t cap)
 {
 	char terr[TB_TRACE_ERR_MAX];
 	struct tb_trace_reader rd;
 	struct tb_trace_header h;
-	json_t *obj, **evs;
 	int rc = tb_trace_reader_open(path, &rd);
 
 	if (rc) {
@@ -399,39 +445,17 @@ static int merge_read(const char *path, struct merge_in *in, char *err,
 		return rc;
 	}
 	rc = tb_trace_read_header(&rd, &in->hdr, &h, terr);
-	if (!rc && !json_is_string(json_object_get(json_object_get(in->hdr,
+	if (rc)
+		snprintf(err, cap, "%s", terr);
+	else if (!json_is_string(json_object_get(json_object_get(in->hdr,
 			"recording"), "backend"))) {
-		snprintf(terr, sizeof(terr), "%.900s: not a recording (no \"recording\" "
+		snprintf(err, cap, "%.900s: not a recording (no \"recording\" "
 			 "in its header)", path);
 		rc = -EINVAL;
 	}
-	while (!rc && !(rc = tb_trace_reader_next(&rd, &obj, terr))) {
-		if (tb_trace_is_summary(obj) && !in->sum) {
-			in->sum = obj;
-			continue;
-		}
-		if (in->sum || !tb_trace_is_event(obj) ||
-		    !json_is_integer(json_object_get(obj, "t"))) {
-			json_decref(obj);
-			snprintf(terr, sizeof(terr), "%.900s:%" PRIu64 ": not an event line "
-				 "of a recording", path, rd.line);
-			rc = -EINVAL;
-			break;
-		}
-		evs = realloc(in->evs, (in->nevs + 1) * sizeof(*evs));
-		if (!evs) {
-			json_decref(obj);
-			rc = -ENOMEM;
-			break;
-		}
-		in->evs = evs;
-		in->evs[in->nevs++] = obj;
-	}
-	if (rc == -ENODATA)
-		rc = in->sum ? 0 : (snprintf(terr, sizeof(terr), "%.900s: no summary "
-				    "line (a truncated recording?)", path), -EINVAL);
-	if (rc)
-		snprintf(err, cap, "%s", terr);
+	if (!rc)
+		rc = tb_rec_read_body(&rd, &in->evs, &in->nevs, &in->sum, err,
+				      cap);
 	tb_trace_reader_close(&rd);
 	return rc;
 }

@@ -261,52 +261,6 @@ static int follow_poll(void *ctx, uint32_t cq, struct tv_vf_wc *wc, int got,
 
 /* ---- reading the recording ---------------------------------------------------- */
 
-static int load_events(struct tb_trace_reader *rd, struct follow *f,
-		       char *err, size_t cap)
-{
-	char terr[TB_TRACE_ERR_MAX];
-	json_t *obj, **lines;
-	int rc;
-
-	while (!(rc = tb_trace_reader_next(rd, &obj, terr))) {
-		if (f->summary) {
-			json_decref(obj);
-			snprintf(err, cap, "%s:%" PRIu64 ": a line after the summary",
-				 rd->path, rd->line);
-			return -EINVAL;
-		}
-		if (tb_trace_is_summary(obj)) {
-			f->summary = obj;
-			continue;
-		}
-		if (!tb_trace_is_event(obj) ||
-		    !json_is_integer(json_object_get(obj, "node"))) {
-			json_decref(obj);
-			snprintf(err, cap, "%s:%" PRIu64 ": not an event of a recording "
-				 "(\"i\", \"t\", \"src\", \"kind\" and a \"node\" number)",
-				 rd->path, rd->line);
-			return -EINVAL;
-		}
-		lines = realloc(f->lines, (f->nlines + 1) * sizeof(*lines));
-		if (!lines) {
-			json_decref(obj);
-			return -ENOMEM;
-		}
-		f->lines = lines;
-		f->lines[f->nlines++] = obj;
-	}
-	if (rc != -ENODATA) {
-		snprintf(err, cap, "%s", terr);
-		return rc;
-	}
-	if (!f->summary) {
-		snprintf(err, cap, "%s: no summary line (a truncated recording?)",
-			 rd->path);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int index_polls(struct follow *f, char *err, size_t cap)
 {
 	json_t *l;
@@ -445,7 +399,8 @@ static int load_header(struct tb_trace_reader *rd, struct follow *f,
 	if (rc)
 		snprintf(err, cap, "%.200s: its scenario is invalid: %.700s", rd->path, terr);
 	if (!rc)
-		rc = load_events(rd, f, err, cap);
+		rc = tb_rec_read_body(rd, &f->lines, &f->nlines, &f->summary,
+				      err, cap);
 	/* On the simulator the seed fires the plan at the same hits. */
 	if (!rc && strcmp(backend, "sim"))
 		rc = plan_from_fires(f, &plan);
@@ -586,7 +541,9 @@ static int first_divergence(struct follow *f, const struct tv_tb_tap *t,
 	long k;
 
 	for (uint32_t n = 0; n < nodes; n++) {
-		for (int64_t st = -1; st <= max_stream(f, t, n); st++) {
+		int64_t last = max_stream(f, t, n);
+
+		for (int64_t st = -1; st <= last; st++) {
 			li = stream_lines(f, n, st, &nl);
 			ri = stream_recs(t, n, st, &nr);
 			if (!li || !ri) {

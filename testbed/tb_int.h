@@ -247,6 +247,8 @@ int tb_tap_attach(struct tv_tb_tap *t, uint32_t node,
 void tb_tap_fire(struct tv_tb_tap *t, uint32_t node, const char *point,
 		 uint64_t hit, uint64_t now_ns);
 json_t *tb_tap_line(const struct tb_tap_rec *r, uint64_t i);
+int tb_rec_read_body(struct tb_trace_reader *rd, json_t ***lines_p,
+		     size_t *n_p, json_t **sum_p, char *err, size_t cap);
 int tb_tap_summary(uint64_t events, const struct tv_tb_result *res,
 		   const struct tv_tb_failures *fails, bool no_ops,
 		   json_t **sum_p);
