@@ -107,10 +107,19 @@ static const struct tv_flt_point_info points[] = {
 
 #define NPOINTS (sizeof(points) / sizeof(points[0]))
 
-struct flt_slot {
-	bool armed;
+/* A node rule and its own count of firings (rule.count bounds it). */
+struct flt_node_rule {
 	struct tv_flt_rule rule;
-	struct tv_flt_point_stats stats;
+	uint64_t fires;
+};
+
+struct flt_slot {
+	bool armed;                       /* the rule for every node */
+	struct tv_flt_rule rule;
+	uint64_t rule_fires;              /* the firings of that rule */
+	struct tv_flt_point_stats stats;  /* every hit, every firing */
+	uint32_t nnode;
+	struct flt_node_rule node_rules[TV_FLT_NODE_RULES];
 };
 
 struct tv_flt {
@@ -125,6 +134,16 @@ struct tv_flt {
 
 /* libfiu is process-global: so is the injector its callback consults. */
 static struct tv_flt *active_flt;
+
+/*
+ * Points fire from any thread on real verbs (the port workload's
+ * producers push into the FIFO): one decision at a time, so the seeded
+ * stream and the counters stay whole.
+ */
+static pthread_mutex_t decide_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Set by the wrapper around each of its points' checks (flt_priv.h). */
+_Thread_local struct tv__flt_site *tv__flt_site;
 
 const struct tv_flt_point_info *tv_flt_points(size_t *count_p)
 {
@@ -176,6 +195,23 @@ void tv_flt_destroy(struct tv_flt *flt)
 	free(flt);
 }
 
+/*
+ * Only the wrapper's points are hit on a device that knows its node:
+ * -EINVAL for the others, -ENOSPC past TV_FLT_NODE_RULES.
+ */
+static int arm_node_rule(struct flt_slot *slot, const char *point,
+			 const struct tv_flt_rule *rule)
+{
+	if (strncmp(point, "vf/", 3))
+		return -EINVAL;
+	if (slot->nnode == TV_FLT_NODE_RULES)
+		return -ENOSPC;
+	slot->node_rules[slot->nnode].rule = *rule;
+	slot->node_rules[slot->nnode].fires = 0;
+	slot->nnode++;
+	return 0;
+}
+
 int tv_flt_arm(struct tv_flt *flt, const char *point,
 	       const struct tv_flt_rule *rule)
 {
@@ -186,6 +222,8 @@ int tv_flt_arm(struct tv_flt *flt, const char *point,
 	if (!(rule->probability >= 0.0 && rule->probability <= 1.0) ||
 	    (rule->before_ns && rule->before_ns <= rule->after_ns))
 		return -EINVAL;
+	if (rule->has_node)
+		return arm_node_rule(&flt->slots[i], point, rule);
 	flt->slots[i].armed = true;
 	flt->slots[i].rule = *rule;
 	return 0;
@@ -205,15 +243,14 @@ void tv_flt_set_observer(struct tv_flt *flt, tv_flt_fire_fn fn, void *ctx)
 }
 
 /* Is this hit of an armed point one that fires?  Draws only when needed. */
-static bool rule_fires(struct tv_flt *flt, struct flt_slot *slot)
+static bool rule_fires(struct tv_flt *flt, const struct tv_flt_rule *r,
+		       uint64_t hit, uint64_t fires)
 {
-	const struct tv_flt_rule *r = &slot->rule;
 	uint64_t now = flt->now_ns ? flt->now_ns(flt->clock_ctx) : 0;
-	uint64_t hit = slot->stats.hits;
 
 	if (r->nth && hit < r->nth)
 		return false;
-	if (r->count && slot->stats.fires >= r->count)
+	if (r->count && fires >= r->count)
 		return false;
 	if (now < r->after_ns || (r->before_ns && now >= r->before_ns))
 		return false;
@@ -223,6 +260,9 @@ static bool rule_fires(struct tv_flt *flt, struct flt_slot *slot)
 	return (double)(tv_prng_next(&flt->prng) >> 11) * 0x1p-53 <
 	       r->probability;
 }
+
+static bool node_rule_fires(struct tv_flt *flt, struct flt_slot *slot,
+			    int64_t *arg_p);
 
 bool tv__flt_decide(const char *point, int64_t *arg_p)
 {
@@ -236,26 +276,78 @@ bool tv__flt_decide(const char *point, int64_t *arg_p)
 	if (i < 0)
 		return false;
 	slot = &flt->slots[i];
-	if (!slot->armed)
+	if (!slot->armed && !slot->nnode)
 		return false;
+	if (tv__flt_site)
+		tv__flt_site->decided = true;
 	slot->stats.hits++;
-	if (!rule_fires(flt, slot))
-		return false;
+	if (!node_rule_fires(flt, slot, arg_p)) {
+		if (!slot->armed || !rule_fires(flt, &slot->rule,
+						slot->stats.hits,
+						slot->rule_fires))
+			return false;
+		slot->rule_fires++;
+		*arg_p = slot->rule.arg;
+	}
 	slot->stats.fires++;
-	*arg_p = slot->rule.arg;
 	if (flt->observe)
 		flt->observe(flt->observe_ctx, point, slot->stats.hits);
 	return true;
 }
 
+/* The first of the point's node rules for this site's node that fires. */
+static bool node_rule_fires(struct tv_flt *flt, struct flt_slot *slot,
+			    int64_t *arg_p)
+{
+	const struct tv__flt_site *site = tv__flt_site;
+
+	if (!site)
+		return false;
+	for (uint32_t k = 0; k < slot->nnode; k++) {
+		struct flt_node_rule *nr = &slot->node_rules[k];
+
+		if (nr->rule.node != site->node ||
+		    !rule_fires(flt, &nr->rule, site->hit, nr->fires))
+			continue;
+		nr->fires++;
+		*arg_p = nr->rule.arg;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * libfiu fired a point the injector was not asked about (fiu-ctrl,
+ * fiu-run): counted and observed like the injector's own firings.
+ */
+void tv__flt_external(const char *point)
+{
+	struct tv_flt *flt;
+	int i = point_index(point);
+
+	pthread_mutex_lock(&decide_lock);
+	flt = active_flt;
+	if (flt && i >= 0) {
+		flt->slots[i].stats.fires++;
+		if (flt->observe)
+			flt->observe(flt->observe_ctx, point, 0);
+	}
+	pthread_mutex_unlock(&decide_lock);
+}
+
+bool tv_flt_firing_site(uint32_t *node_p, uint64_t *hit_p)
+{
+	const struct tv__flt_site *site = tv__flt_site;
+
+	if (!site || site->node == UINT32_MAX)
+		return false;
+	*node_p = site->node;
+	*hit_p = site->hit;
+	return true;
+}
+
 
 /* The rule's arg reaches the point as fiu_failinfo(): libfiu's own path. */
-/*
- * Points fire from any thread on real verbs (the port workload's
- * producers push into the FIFO): one decision at a time, so the seeded
- * stream and the counters stay whole.
- */
-static pthread_mutex_t decide_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int fiu_external(const char *name, int *failnum, void **failinfo,
 			unsigned int *flags)
@@ -283,6 +375,11 @@ uint64_t tv__flt_draw(uint64_t below)
 	return v;
 }
 
+static bool slot_armed(const struct flt_slot *slot)
+{
+	return slot->armed || slot->nnode;
+}
+
 int tv_flt_activate(struct tv_flt *flt)
 {
 	size_t i;
@@ -295,7 +392,7 @@ int tv_flt_activate(struct tv_flt *flt)
 		return -EIO;
 	tv_engine_fault_points_live();
 	for (i = 0; i < NPOINTS; i++) {
-		if (!flt->slots[i].armed)
+		if (!slot_armed(&flt->slots[i]))
 			continue;
 		ret = fiu_enable_external(points[i].name, 1, NULL, 0,
 					  fiu_external);
@@ -308,7 +405,7 @@ int tv_flt_activate(struct tv_flt *flt)
 
 err:
 	while (i-- > 0)
-		if (flt->slots[i].armed)
+		if (slot_armed(&flt->slots[i]))
 			fiu_disable(points[i].name);
 	return -EIO;
 }
@@ -320,7 +417,7 @@ void tv_flt_deactivate(struct tv_flt *flt)
 	if (!flt->active)
 		return;
 	for (i = 0; i < NPOINTS; i++)
-		if (flt->slots[i].armed)
+		if (slot_armed(&flt->slots[i]))
 			fiu_disable(points[i].name);
 	active_flt = NULL;
 	flt->active = false;

@@ -7,6 +7,22 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/*
+ * Where a wrapper point is being hit: the wrapped device's node and its
+ * own hit number of the point.  The wrapper points tv__flt_site at one
+ * around its libfiu check; decided says the injector's callback was
+ * consulted (a firing without it is libfiu's alone: fiu-ctrl, fiu-run).
+ */
+struct tv__flt_site {
+	uint32_t node;
+	uint64_t hit;
+	bool decided;
+};
+extern _Thread_local struct tv__flt_site *tv__flt_site;
+
+/* A firing libfiu decided without the injector: count it, observe it. */
+void tv__flt_external(const char *point);
+
 /* The seeded decision for one hit of an armed point (fiu's callback). */
 bool tv__flt_decide(const char *point, int64_t *arg_p);
 /* A draw below `below` from the active injector's seeded stream (0 when

@@ -56,7 +56,12 @@ static int rule_key(struct tv_flt_rule *r, const char *key, json_t *v)
 	}
 	if (json_u64(v, &u))
 		return -EINVAL;
-	if (!strcmp(key, "nth"))
+	if (!strcmp(key, "node")) {
+		if (u >= UINT32_MAX)
+			return -EINVAL;
+		r->has_node = true;
+		r->node = (uint32_t)u;
+	} else if (!strcmp(key, "nth"))
 		r->nth = u;
 	else if (!strcmp(key, "count"))
 		r->count = u;
@@ -67,6 +72,17 @@ static int rule_key(struct tv_flt_rule *r, const char *key, json_t *v)
 	else
 		return -ENOENT;
 	return 0;
+}
+
+/* Why tv_flt_arm() refused a rule of a known point. */
+static const char *arm_hint(int ret, const struct tv_flt_rule *r)
+{
+	if (ret == -ENOSPC)
+		return " (more node rules than the injector keeps for one point)";
+	if (r->has_node)
+		return " (a node rule is for vf/ points only; probability 0..1, "
+		       "before_ns > after_ns)";
+	return " (probability 0..1, before_ns > after_ns)";
 }
 
 static int plan_json_one(struct tv_flt *flt, json_t *o, char *err, size_t n)
@@ -96,7 +112,7 @@ static int plan_json_one(struct tv_flt *flt, json_t *o, char *err, size_t n)
 				" (see: tensorverbs faults)");
 	if (ret)
 		return plan_err(err, n, "fault %s: inconsistent rule%s", point,
-				" (probability 0..1, before_ns > after_ns)");
+				arm_hint(ret, &r));
 	return 0;
 }
 
@@ -144,7 +160,12 @@ static int cli_kv(struct tv_flt_rule *r, char *kv)
 	u = strtoull(eq, &end, 0);
 	if (errno || *end || end == eq || *eq == '-')
 		return -EINVAL;
-	if (!strcmp(kv, "nth"))
+	if (!strcmp(kv, "node")) {
+		if (u >= UINT32_MAX)
+			return -EINVAL;
+		r->has_node = true;
+		r->node = (uint32_t)u;
+	} else if (!strcmp(kv, "nth"))
 		r->nth = u;
 	else if (!strcmp(kv, "count"))
 		r->count = u;
@@ -174,7 +195,7 @@ static int plan_cli_one(struct tv_flt *flt, char *item, char *err, size_t n)
 				return plan_err(err, n,
 						"fault %s: bad setting '%s' "
 						"(p, nth, count, after, before, "
-						"arg)", item, kv);
+						"arg, node)", item, kv);
 	}
 	ret = tv_flt_arm(flt, item, &r);
 	if (ret == -ENOENT)
@@ -182,7 +203,7 @@ static int plan_cli_one(struct tv_flt *flt, char *item, char *err, size_t n)
 				" (see: tensorverbs faults)");
 	if (ret)
 		return plan_err(err, n, "fault %s: inconsistent rule%s", item,
-				NULL);
+				arm_hint(ret, &r));
 	return 0;
 }
 

@@ -10,15 +10,54 @@
  * #11416: an ACK that never arrived).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <fiu.h>
 #include <fiu-local.h>
 
 #include <tensorverbs/faults.h>
 
 #include "flt_priv.h"
 #include "wire.h" /* the protocol's immediates: ACK, message, tensor write */
+
+/* The wrapper's points: each device counts its own hits of each. */
+enum flt_pt {
+	PT_REG_MR_FAIL,
+	PT_CQ_DELAY,
+	PT_CQ_REORDER,
+	PT_MSG_DROP_MDU,
+	PT_MSG_DROP_RE_REQUEST,
+	PT_MSG_DROP_REQUEST,
+	PT_MSG_DROP_ERROR,
+	PT_ACK_DROP,
+	PT_WRITE_DROP,
+	PT_WRITE_DUP,
+	PT_MSG_CORRUPT,
+	PT_WRITE_CORRUPT,
+	PT_QP_ERROR,
+	PT_RECV_DROP,
+	PT_COUNT
+};
+
+static const char *const pt_names[PT_COUNT] = {
+	[PT_REG_MR_FAIL] = "vf/reg_mr/fail",
+	[PT_CQ_DELAY] = "vf/cq/delay",
+	[PT_CQ_REORDER] = "vf/cq/reorder",
+	/* In the order of the message types (byte 3 of the header). */
+	[PT_MSG_DROP_MDU] = "vf/msg/drop/META_DATA_UPDATE",
+	[PT_MSG_DROP_RE_REQUEST] = "vf/msg/drop/TENSOR_RE_REQUEST",
+	[PT_MSG_DROP_REQUEST] = "vf/msg/drop/TENSOR_REQUEST",
+	[PT_MSG_DROP_ERROR] = "vf/msg/drop/ERROR_STATUS",
+	[PT_ACK_DROP] = "vf/ack/drop",
+	[PT_WRITE_DROP] = "vf/write/drop",
+	[PT_WRITE_DUP] = "vf/write/dup",
+	[PT_MSG_CORRUPT] = "vf/msg/corrupt",
+	[PT_WRITE_CORRUPT] = "vf/write/corrupt",
+	[PT_QP_ERROR] = "vf/qp/error",
+	[PT_RECV_DROP] = "vf/recv/drop",
+};
 
 struct flt_qpnum {
 	uint32_t qp_num;
@@ -33,6 +72,13 @@ struct flt_dev {
 	uint32_t ncqs, nqps;       /* made so far: the next index */
 	struct flt_qpnum *qpnums;  /* a completion's qp_num to its index */
 	size_t nqpnums;
+	uint32_t node;             /* tv_flt_wrap_set_node(), or NONE */
+	/*
+	 * Hits of each point on this device.  Relaxed: a counter, read by
+	 * nobody else; the port workload's proxy thread posts and polls
+	 * while the main thread may post on the same device.
+	 */
+	_Atomic uint64_t hits[PT_COUNT];
 };
 
 struct flt_pd {
@@ -81,6 +127,38 @@ static struct tv_vf_device *inner_dev(struct tv_vf_device *dev)
 {
 	return to_dev(dev)->inner;
 }
+
+/*
+ * One hit of a point on dev: does it fire?  The injector's rules decide
+ * through libfiu (fiu_external), or libfiu alone after fiu-ctrl enabled
+ * the point; the site tells the injector this device's node and hit
+ * number, and a firing it did not decide is reported all the same.
+ */
+static bool flt_point(struct tv_vf_device *dev, enum flt_pt pt)
+{
+	struct flt_dev *d = to_dev(dev);
+	struct tv__flt_site site = {
+		.node = d->node,
+		.hit = atomic_fetch_add_explicit(&d->hits[pt], 1,
+						 memory_order_relaxed) + 1,
+	};
+	bool fire;
+
+	tv__flt_site = &site;
+	fire = fiu_fail(pt_names[pt]) != 0;
+	if (fire && !site.decided)
+		tv__flt_external(pt_names[pt]);
+	tv__flt_site = NULL;
+	return fire;
+}
+
+/* fiu_do_on(), counted per device (TV_FLT_ARG reads the firing's arg). */
+#define FLT_ON(dev, pt, action)            \
+	do {                               \
+		if (flt_point((dev), (pt))) { \
+			action;            \
+		}                          \
+	} while (0)
 
 /* ---- taps ----------------------------------------------------------------- */
 
@@ -233,7 +311,7 @@ static int w_reg_mr(struct tv_vf_pd *pd, void *addr, size_t length,
 	struct flt_mr *mr;
 	int fail = 0, ret;
 
-	fiu_do_on("vf/reg_mr/fail", fail = -(int)TV_FLT_ARG(ENOMEM));
+	FLT_ON(pd->dev, PT_REG_MR_FAIL, fail = -(int)TV_FLT_ARG(ENOMEM));
 	if (fail)
 		return fail;
 	mr = calloc(1, sizeof(*mr));
@@ -323,7 +401,7 @@ static int w_poll_cq(struct tv_vf_cq *cq, int n, struct tv_vf_wc *wc)
 	int got, i, kept;
 	int64_t delay = 0;
 
-	fiu_do_on("vf/cq/delay", delay = TV_FLT_ARG(100000));
+	FLT_ON(cq->dev, PT_CQ_DELAY, delay = TV_FLT_ARG(100000));
 	if (delay) {
 		/* Nothing now; the caller is woken to poll again later. */
 		struct tv_vf_device *dev = cq->dev;
@@ -341,7 +419,7 @@ static int w_poll_cq(struct tv_vf_cq *cq, int n, struct tv_vf_wc *wc)
 			if (wc[i].wr_id != FLT_TWIN_WRID)
 				wc[kept++] = wc[i];
 	} while (!kept && got == n);
-	fiu_do_on("vf/cq/reorder", recv_first(wc, kept));
+	FLT_ON(cq->dev, PT_CQ_REORDER, recv_first(wc, kept));
 	if (kept && tapped(cq->dev)) {
 		struct flt_dev *d = to_dev(cq->dev);
 
@@ -439,14 +517,9 @@ static int w_qp_endpoint(struct tv_vf_qp *qp, struct tv_vf_qp_endpoint *ep_p)
 }
 
 /* The message type is byte 3 of the wire header in the source buffer. */
-static bool msg_dropped(const struct tv_vf_send_wr *wr)
+static bool msg_dropped(struct tv_vf_device *dev,
+			const struct tv_vf_send_wr *wr)
 {
-	static const char *const drop[4] = {
-		"vf/msg/drop/META_DATA_UPDATE",
-		"vf/msg/drop/TENSOR_RE_REQUEST",
-		"vf/msg/drop/TENSOR_REQUEST",
-		"vf/msg/drop/ERROR_STATUS",
-	};
 	const uint8_t *hdr;
 	bool fire = false;
 
@@ -455,44 +528,45 @@ static bool msg_dropped(const struct tv_vf_send_wr *wr)
 	hdr = (const uint8_t *)(uintptr_t)wr->sg_list[0].addr;
 	if (hdr[3] >= 4)
 		return false;
-	fiu_do_on(drop[hdr[3]], fire = true);
+	FLT_ON(dev, (enum flt_pt)(PT_MSG_DROP_MDU + hdr[3]), fire = true);
 	return fire;
 }
 
-static bool wr_dropped(const struct tv_vf_send_wr *wr)
+static bool wr_dropped(struct tv_vf_device *dev,
+		       const struct tv_vf_send_wr *wr)
 {
 	bool fire = false;
 
 	if (wr->opcode != TV_WR_RDMA_WRITE_WITH_IMM)
 		return false;
 	if (wr->imm_data == TV_IMM_ACK)
-		fiu_do_on("vf/ack/drop", fire = true);
+		FLT_ON(dev, PT_ACK_DROP, fire = true);
 	else if (wr->imm_data == TV_IMM_MESSAGE)
-		fire = msg_dropped(wr);
+		fire = msg_dropped(dev, wr);
 	else
-		fiu_do_on("vf/write/drop", fire = true);
+		FLT_ON(dev, PT_WRITE_DROP, fire = true);
 	return fire;
 }
 
 /* An ACK riding on a tensor write is lost alone: the write still lands. */
-static void ride_dropped(struct tv_vf_send_wr *wr)
+static void ride_dropped(struct tv_vf_device *dev, struct tv_vf_send_wr *wr)
 {
 	if (wr->opcode == TV_WR_RDMA_WRITE_WITH_IMM &&
 	    tv_imm_is_write(wr->imm_data) &&
 	    (wr->imm_data & TV_IMM_ACK_FLAG))
-		fiu_do_on("vf/ack/drop", wr->imm_data &= ~TV_IMM_ACK_FLAG);
+		FLT_ON(dev, PT_ACK_DROP, wr->imm_data &= ~TV_IMM_ACK_FLAG);
 }
 
-/* Which corruption point a WR's bytes answer to, or NULL. */
-static const char *corrupt_point(const struct tv_vf_send_wr *wr)
+/* Which corruption point a WR's bytes answer to, or PT_COUNT. */
+static enum flt_pt corrupt_point(const struct tv_vf_send_wr *wr)
 {
 	if (wr->opcode == TV_WR_RDMA_WRITE_WITH_IMM &&
 	    wr->imm_data == TV_IMM_MESSAGE)
-		return "vf/msg/corrupt";
+		return PT_MSG_CORRUPT;
 	if ((wr->opcode == TV_WR_RDMA_WRITE_WITH_IMM &&
 	     tv_imm_is_write(wr->imm_data)) || wr->opcode == TV_WR_RDMA_WRITE)
-		return "vf/write/corrupt";
-	return NULL;
+		return PT_WRITE_CORRUPT;
+	return PT_COUNT;
 }
 
 /* bits seeded bit flips (distinct draws may hit one bit twice: undone). */
@@ -553,15 +627,12 @@ static int corrupt_wr(struct flt_qp *qp, struct tv_vf_send_wr *wr,
 static void maybe_corrupt(struct flt_qp *qp, struct tv_vf_send_wr *wr,
 			  struct tv_vf_sge *sge)
 {
-	const char *point = corrupt_point(wr);
+	enum flt_pt point = corrupt_point(wr);
 	int64_t bits = 0;
 
-	if (!point || wr->num_sge < 1)
+	if (point == PT_COUNT || wr->num_sge < 1)
 		return;
-	if (!strcmp(point, "vf/msg/corrupt"))
-		fiu_do_on("vf/msg/corrupt", bits = TV_FLT_ARG(1));
-	else
-		fiu_do_on("vf/write/corrupt", bits = TV_FLT_ARG(1));
+	FLT_ON(qp->base.dev, point, bits = TV_FLT_ARG(1));
 	if (bits)
 		corrupt_wr(qp, wr, bits, sge);
 }
@@ -576,18 +647,18 @@ static int post_one(struct flt_qp *qp, const struct tv_vf_send_wr *orig)
 	int ret;
 
 	wr.next = NULL;
-	fiu_do_on("vf/qp/error",
-		  tv_vf_modify_qp(qp->inner, &err, TV_QP_STATE));
+	FLT_ON(qp->base.dev, PT_QP_ERROR,
+	       tv_vf_modify_qp(qp->inner, &err, TV_QP_STATE));
 	qp->base.state = qp->inner->state;
-	if (wr_dropped(&wr)) {
+	if (wr_dropped(qp->base.dev, &wr)) {
 		wr.opcode = TV_WR_RDMA_WRITE;
 		wr.num_sge = 0;
 		wr.sg_list = NULL;
 		wr.imm_data = 0;
 	} else if (wr.opcode == TV_WR_RDMA_WRITE_WITH_IMM &&
 		   tv_imm_is_write(wr.imm_data)) {
-		ride_dropped(&wr);
-		fiu_do_on("vf/write/dup", dup = true);
+		ride_dropped(qp->base.dev, &wr);
+		FLT_ON(qp->base.dev, PT_WRITE_DUP, dup = true);
 	}
 	if (wr.num_sge)
 		maybe_corrupt(qp, &wr, &sge);
@@ -643,7 +714,7 @@ static int w_post_recv(struct tv_vf_qp *qp, struct tv_vf_recv_wr *wr,
 			tap_emit(qp->dev, &ev);
 		}
 		skip = false;
-		fiu_do_on("vf/recv/drop", skip = true);
+		FLT_ON(qp->dev, PT_RECV_DROP, skip = true);
 		if (skip)
 			continue;
 		one = *wr;
@@ -728,8 +799,17 @@ int tv_flt_wrap(struct tv_flt *flt, struct tv_vf_device *inner,
 	d->base.user_ctx = inner->user_ctx;
 	d->inner = inner;
 	d->flt = flt;
+	d->node = TV_FLT_TAP_NONE;
 	tv_flt_set_clock(flt, clock_of, inner);
 	*dev_p = &d->base;
+	return 0;
+}
+
+int tv_flt_wrap_set_node(struct tv_vf_device *dev, uint32_t node)
+{
+	if (!dev || dev->ops != &flt_ops)
+		return -EINVAL;
+	to_dev(dev)->node = node;
 	return 0;
 }
 

@@ -148,6 +148,7 @@ int tv_tb_hw_open_device(struct tv_tb_hw *hw, struct tv_tb_hw_device *d,
 			snprintf(msg, cap, "tv_flt_wrap: %s", strerror(-ret));
 			goto fail;
 		}
+		tv_flt_wrap_set_node(d->dev, hw->o->node);
 	}
 	if (hw->tap) {
 		ret = tv_tb_hw_tap_device(hw, d->dev);

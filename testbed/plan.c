@@ -39,6 +39,23 @@ json_t *tb_plan_rule(json_t *plan, const char *point)
 	return NULL;
 }
 
+/*
+ * Would q and r (whose point is p) be one rule?  A point has one rule for
+ * every node, and node rules (replays of recordings, docs/faults.md)
+ * told apart by their node and nth.
+ */
+static bool same_rule_key(json_t *q, json_t *r, const char *p)
+{
+	const char *qp = json_string_value(json_object_get(q, "point"));
+	json_t *qn = json_object_get(q, "node"), *rn = json_object_get(r, "node");
+	json_t *qk = json_object_get(q, "nth"), *rk = json_object_get(r, "nth");
+
+	if (strcmp(qp, p) || !qn != !rn)
+		return false;
+	return !qn || (json_equal(qn, rn) &&
+		       ((!qk && !rk) || json_equal(qk, rk)));
+}
+
 /* The fault layer would silently keep the last of two rules: refuse. */
 static int plan_check_shape(json_t *plan, char *err, size_t n)
 {
@@ -58,15 +75,12 @@ static int plan_check_shape(json_t *plan, char *err, size_t n)
 			return -EINVAL;
 		}
 		for (j = 0; j < i; j++) {
-			json_t *q = json_object_get(json_array_get(plan, j),
-						    "point");
-
-			if (!strcmp(json_string_value(q), p)) {
-				snprintf(err, n,
-					 "fault plan: point '%s' has two rules (one rule per point)",
-					 p);
-				return -EINVAL;
-			}
+			if (!same_rule_key(json_array_get(plan, j), r, p))
+				continue;
+			snprintf(err, n,
+				 "fault plan: point '%s' has two rules (one rule per point, and per node and nth for rules with \"node\")",
+				 p);
+			return -EINVAL;
 		}
 	}
 	return 0;
@@ -116,6 +130,7 @@ static int kv_to_json(json_t *rule, char *kv)
 	static const char *const names[][2] = {
 		{ "nth", "nth" }, { "count", "count" },
 		{ "after", "after_ns" }, { "before", "before_ns" },
+		{ "node", "node" },
 	};
 	char *eq = strchr(kv, '=');
 	unsigned long long u;

@@ -118,12 +118,16 @@ void tb_tap_fire(struct tv_tb_tap *t, uint32_t node, const char *point,
 		.t_ns = now_ns - t->t0_ns, .node = node,
 		.src = TB_TAP_SRC_FIRE, .hit = hit,
 	};
+	uint32_t site_node;
 	size_t n;
 
 	pts = tv_flt_points(&n);
 	if (!pt)
 		return;
 	rec.point = (uint16_t)(pt - pts);
+	/* A wrapper point: the hit number the firing node itself counted. */
+	if (tv_flt_firing_site(&site_node, &rec.node_hit) && site_node != node)
+		rec.node_hit = 0;
 	tap_push(t, &rec);
 }
 
@@ -191,13 +195,21 @@ json_t *tb_tap_line(const struct tb_tap_rec *r, uint64_t i)
 	size_t n;
 
 	if (r->src == TB_TAP_SRC_FIRE) {
+		json_t *l;
+
 		pts = tv_flt_points(&n);
-		return json_pack("{s:I, s:I, s:s, s:s, s:i, s:s, s:o}",
-				 "i", (json_int_t)i, "t", (json_int_t)r->t_ns,
-				 "src", "fault", "kind", "FIRE",
-				 "node", (int)r->node,
-				 "point", r->point < n ? pts[r->point].name : "?",
-				 "hit", tv_tb_json_u64(r->hit));
+		l = json_pack("{s:I, s:I, s:s, s:s, s:i, s:s, s:o}",
+			      "i", (json_int_t)i, "t", (json_int_t)r->t_ns,
+			      "src", "fault", "kind", "FIRE",
+			      "node", (int)r->node,
+			      "point", r->point < n ? pts[r->point].name : "?",
+			      "hit", tv_tb_json_u64(r->hit));
+		if (l && r->node_hit && json_object_set_new(l, "node_hit",
+				tv_tb_json_u64(r->node_hit))) {
+			json_decref(l);
+			l = NULL;
+		}
+		return l;
 	}
 	return json_pack("{s:I, s:I, s:s, s:s, s:i, s:o, s:o, s:o, s:o, s:o,"
 			 " s:I, s:o, s:o, s:o}",

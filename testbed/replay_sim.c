@@ -51,7 +51,7 @@ struct follow {
 
 static const char *const cmp_keys[] = {
 	"src", "kind", "node", "qp", "cq", "op", "status", "state", "imm",
-	"len", "point", "hit",
+	"len", "point", "hit", "node_hit",
 };
 
 static bool is_recv_poll(json_t *line)
@@ -84,6 +84,13 @@ static bool lines_match(json_t *a, json_t *b)
 		 * vendor_err only (ibv_poll_cq(3)): rxe flushes a receive as
 		 * opcode SEND, the simulator as RECV.
 		 */
+		/*
+		 * A firing on a device counts in the node's own hits: the
+		 * injector's count spans every node in the simulator, one
+		 * process on real verbs, none for fiu-ctrl's firings.
+		 */
+		if (!strcmp(cmp_keys[k], "hit") && json_object_get(a, "node_hit"))
+			continue;
 		if (poll && !success && (!strcmp(cmp_keys[k], "op") ||
 					 !strcmp(cmp_keys[k], "len") ||
 					 !strcmp(cmp_keys[k], "imm")))
@@ -304,33 +311,53 @@ static void follow_free(struct follow *f)
 
 /* ---- the header and the plan ---------------------------------------------------- */
 
+/*
+ * A firing at the node's own hit of a wrapper point, as a node rule:
+ * once, at that hit.  Each process counted its own hits (and fiu-ctrl's
+ * firings have no other number).
+ */
+static int plan_add_node_fire(json_t *plan, const char *point, json_t *l)
+{
+	return json_array_append_new(plan, json_pack("{s:s, s:O, s:O, s:i}",
+			"point", point, "node", json_object_get(l, "node"),
+			"nth", json_object_get(l, "node_hit"), "count", 1));
+}
+
 /* Rules that fire at the recorded hits: a point's first hit, its count. */
 static int plan_from_fires(struct follow *f, json_t **plan_p)
 {
 	json_t *plan = json_array(), *rule, *l;
 	const char *point;
+	int rc = 0;
 
 	if (!plan)
 		return -ENOMEM;
-	for (size_t i = 0; i < f->nlines; i++) {
+	for (size_t i = 0; i < f->nlines && !rc; i++) {
 		l = f->lines[i];
 		if (strcmp(json_string_value(json_object_get(l, "src")), "fault"))
 			continue;
 		point = json_string_value(json_object_get(l, "point"));
-		if (!point || !json_is_integer(json_object_get(l, "hit")))
+		if (!point)
+			continue;
+		if (json_is_integer(json_object_get(l, "node_hit"))) {
+			rc = plan_add_node_fire(plan, point, l);
+			continue;
+		}
+		if (!json_is_integer(json_object_get(l, "hit")))
 			continue;
 		rule = tb_plan_rule(plan, point);
-		if (rule) {
+		if (rule && !json_object_get(rule, "node")) {
 			json_object_set_new(rule, "count", json_integer(
 				json_integer_value(json_object_get(rule, "count")) + 1));
 			continue;
 		}
-		if (json_array_append_new(plan, json_pack("{s:s, s:O, s:i}",
+		rc = json_array_append_new(plan, json_pack("{s:s, s:O, s:i}",
 				"point", point, "nth", json_object_get(l, "hit"),
-				"count", 1))) {
-			json_decref(plan);
-			return -ENOMEM;
-		}
+				"count", 1));
+	}
+	if (rc) {
+		json_decref(plan);
+		return -ENOMEM;
 	}
 	*plan_p = plan;
 	return 0;

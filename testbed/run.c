@@ -174,6 +174,7 @@ int tv_tb_run_device(struct tv_tb_run *run, uint32_t node,
 		rc = tv_flt_wrap(run->flt, inner, &ns->dev);
 		if (rc)
 			return rc;
+		tv_flt_wrap_set_node(ns->dev, node);
 		rc = run->opts.tap ? tb_tap_attach(run->opts.tap, node,
 						   ns->dev) : 0;
 		if (rc) {

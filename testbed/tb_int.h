@@ -208,6 +208,7 @@ enum { TB_TAP_SRC_VERBS = 0, TB_TAP_SRC_FIRE = 1 };
 struct tb_tap_rec {
 	uint64_t t_ns;             /* since the recording's start */
 	uint64_t hit;              /* FIRE: the point's hit */
+	uint64_t node_hit;         /* FIRE: the node's own hit, 0: unknown */
 	uint32_t node;
 	uint16_t point;            /* FIRE: index in tv_flt_points() */
 	uint8_t src;               /* TB_TAP_SRC_* */

@@ -57,7 +57,19 @@ struct tv_flt_rule {
 	uint64_t after_ns;   /* eligible at virtual time >= after_ns ... */
 	uint64_t before_ns;  /* ... and < before_ns (0: no end) */
 	int64_t arg;         /* point-specific (delay, errno ...); 0: default */
+	/*
+	 * A node rule (has_node): only the hits on node `node`'s wrapped
+	 * device count, and nth is that device's own hit number of the point
+	 * (tv_flt_wrap_set_node()).  Only the wrapper's vf/ points know their
+	 * node.  A point may have several node rules (up to
+	 * TV_FLT_NODE_RULES) beside its one rule for every node: a recording
+	 * from real verbs fires each point where each process fired it.
+	 */
+	bool has_node;
+	uint32_t node;
 };
+
+#define TV_FLT_NODE_RULES 16
 
 void tv_flt_rule_default(struct tv_flt_rule *rule); /* always, unlimited */
 
@@ -88,9 +100,21 @@ void tv_flt_set_clock(struct tv_flt *flt,
 int tv_flt_activate(struct tv_flt *flt);
 void tv_flt_deactivate(struct tv_flt *flt);
 
-/* Observe every firing: the point and the hit number. */
+/*
+ * Observe every firing: the point and the hit number (the injector's
+ * count over every node; 0 for a firing that libfiu decided alone, as
+ * after fiu-ctrl(1) or fiu-run(1) enabled the point: the injector saw no
+ * hit of it).  Called for those firings too while the injector is active.
+ */
 typedef void (*tv_flt_fire_fn)(void *ctx, const char *point, uint64_t hit);
 void tv_flt_set_observer(struct tv_flt *flt, tv_flt_fire_fn fn, void *ctx);
+/*
+ * Inside an observer, for the wrapper's vf/ points: the node of the
+ * wrapped device that fired and that device's own hit number of the
+ * point (counted from the device's creation, armed or not).  false for
+ * other points, and outside an observer.
+ */
+bool tv_flt_firing_site(uint32_t *node_p, uint64_t *hit_p);
 
 struct tv_flt_point_stats {
 	uint64_t hits;
@@ -115,6 +139,9 @@ uint64_t tv_flt_total_fires(const struct tv_flt *flt);
 int tv_flt_wrap(struct tv_flt *flt, struct tv_vf_device *inner,
 		struct tv_vf_device **dev_p);
 void tv_flt_unwrap(struct tv_vf_device *dev);
+/* The node this wrapped device stands for (node rules, firing sites);
+ * TV_FLT_TAP_NONE until set.  -EINVAL: dev is not a wrapped device. */
+int tv_flt_wrap_set_node(struct tv_vf_device *dev, uint32_t node);
 
 /*
  * Taps: what a wrapped device's caller did and saw, for the recorder of

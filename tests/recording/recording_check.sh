@@ -69,6 +69,37 @@ faults)
 	[ $rc -eq 0 ] && grep -q "replayed identically" "$work/out" ||
 		fail "a faulted run did not replay identically (exit $rc)"
 	;;
+node_fires)
+	# Node rules fire at a node's own hit; a recording from real verbs
+	# (here a sim recording relabelled, every injector hit number erased
+	# as a fiu-ctrl firing has none) is replayed from its FIREs' node and
+	# node_hit alone, and identically.
+	f=$1 plan=$2
+	"$tv" run "$f" --faults "$plan" --record "$work/r.jsonl" -q ||
+		fail "run --faults with node rules"
+	grep -q '"kind":"FIRE","node":1,"point":"vf/qp/error","hit":[0-9]*,"node_hit":5}' \
+		"$work/r.jsonl" || fail "no FIRE of vf/qp/error at node 1's hit 5"
+	grep -q '"kind":"FIRE","node":0,"point":"vf/ack/drop","hit":[0-9]*,"node_hit":2}' \
+		"$work/r.jsonl" || fail "no FIRE of vf/ack/drop at node 0's hit 2"
+	sed -e '1s/"recording":{"backend":"sim"/"recording":{"backend":"ibverbs"/' \
+	    -e 's/\("kind":"FIRE",.*"hit":\)[0-9]*/\10/' \
+		"$work/r.jsonl" >"$work/hw.jsonl"
+	grep -q '"backend":"ibverbs"' "$work/hw.jsonl" || fail "not relabelled"
+	[ "$(grep -c '"kind":"FIRE",.*"hit":0,' "$work/hw.jsonl")" -eq 2 ] ||
+		fail "hit numbers not erased"
+	"$tv" replay "$work/hw.jsonl" --sim >"$work/out" 2>&1
+	rc=$?
+	cat "$work/out"
+	[ $rc -eq 0 ] && grep -q "replayed identically (ibverbs recording" "$work/out" ||
+		fail "node fires did not replay identically (exit $rc)"
+	# Moved to another hit, the firing is found where it now differs.
+	sed 's/\("point":"vf\/qp\/error","hit":0,"node_hit":\)5/\16/' \
+		"$work/hw.jsonl" >"$work/moved.jsonl"
+	"$tv" replay "$work/moved.jsonl" --sim >"$work/moved.out" 2>&1
+	rc=$?
+	cat "$work/moved.out"
+	[ $rc -eq 1 ] || fail "a moved firing: exit $rc, expected 1"
+	;;
 merge)
 	# One sim recording cut into one file per node, as serve --record
 	# writes them (node, start times, host), joined again.

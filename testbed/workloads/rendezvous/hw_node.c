@@ -83,6 +83,7 @@ int rnode_open(struct rnode *n, const struct rnode_opts *o, char *msg,
 			snprintf(msg, cap, "tv_flt_wrap: %s", strerror(-ret));
 			goto fail;
 		}
+		tv_flt_wrap_set_node(n->dev, o->id);
 		ret = o->hw ? tv_tb_hw_tap_device(o->hw, n->dev) :
 		      o->tap ? tv_tb_tap_attach(o->tap, o->id, n->dev) : 0;
 		if (ret) {
