@@ -662,10 +662,14 @@ bool sim_xfer_deliver(struct tv_sim *sim, const struct sim_ev *ev)
 	struct sim_swr *swr;
 	int ret = 0;
 
-	if (!req || ev->gen != req->tx_gen)
+	/*
+	 * Nothing on the wire: the delivery of a post that was refused after
+	 * it was queued (its placement could not be, -ENOMEM) and taken back.
+	 */
+	if (!req || ev->gen != req->tx_gen || req->sq_exec >= req->sq_tx)
 		return false;
 	assert(req->base.state == TV_QPS_RTS && !req->tx_held);
-	assert(req->sq_exec < req->sq_tx && req->sq_tx <= req->sq_tail);
+	assert(req->sq_tx <= req->sq_tail);
 	swr = sim_sq_slot(req, req->sq_exec);
 	xfer_execute(sim, req, swr, &out);
 	/* Canonical address before a failed responder's MR could go away:

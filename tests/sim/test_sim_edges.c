@@ -91,6 +91,25 @@ static void evq_fill(struct tv_sim *sim)
 	ck_assert_uint_eq(sim->evq.free_head, UINT32_MAX);
 }
 
+/* User events far away until the event queue holds len of them (<= cap). */
+static void evq_fill_to(struct tv_sim *sim, uint32_t len)
+{
+	while (sim->evq.len < len)
+		ck_assert_int_eq(tv_sim_schedule(sim, UINT64_MAX / 2, 0,
+						 noop_user, NULL),
+				 0);
+}
+
+/* At its time, fill the event queue and make the next allocation fail:
+ * the next event that pushes twice cannot grow the queue. */
+static void fill_and_fail_user(void *arg)
+{
+	struct tv_sim *sim = arg;
+
+	evq_fill(sim);
+	oom_arm(0);
+}
+
 /* RESET -> RTS with every attribute given (timeout 0 included). */
 static int qp_up(struct tv_vf_qp *qp, const struct tv_vf_qp_endpoint *remote,
 		 uint8_t timeout, uint8_t retry_cnt, uint8_t rnr_retry)
@@ -954,16 +973,33 @@ static void local_sge_case(const char *what, int kind)
 	else if (kind == 1) /* before the MR */
 		sg = (struct tv_vf_sge){ raddr(&f.s[0], 0) - 16, 32,
 					 f.s[0].mr->lkey };
-	else /* remote: before the peer's MR */
+	else if (kind == 3) /* runs past the MR's end */
+		sg = (struct tv_vf_sge){ raddr(&f.s[0], BUF - 16), 32,
+					 f.s[0].mr->lkey };
+	else if (kind == 5) { /* the key of an MR deregistered since */
+		struct tv_vf_mr *gone;
+
+		ck_assert_int_eq(tv_vf_reg_mr(f.s[0].pd, f.s[0].buf, 64,
+					      TV_ACCESS_LOCAL_WRITE, &gone),
+				 0);
+		sg = (struct tv_vf_sge){ raddr(&f.s[0], 0), 32, gone->lkey };
+		ck_assert_int_eq(tv_vf_dereg_mr(gone), 0);
+	} else if (kind == 6) /* the rkey where the lkey belongs */
+		sg = (struct tv_vf_sge){ raddr(&f.s[0], 0), 32,
+					 f.s[0].mr->rkey };
+	else /* remote: before (2) or after (4) the peer's MR */
 		sg = (struct tv_vf_sge){ raddr(&f.s[0], 0), 32,
 					 f.s[0].mr->lkey };
 	if (kind == 2)
 		wr.remote_addr -= 64;
+	if (kind == 4)
+		wr.remote_addr += BUF + 64;
 	ck_assert_int_eq(tv_vf_post_send(f.s[0].qp, &wr, NULL), 0);
 	run_all(&f);
 	wc = poll1(f.s[0].scq);
-	ck_assert_msg(wc.status == (kind == 2 ? TV_WC_REM_ACCESS_ERR :
-						 TV_WC_LOC_PROT_ERR),
+	ck_assert_msg(wc.status == (kind == 2 || kind == 4 ?
+					    TV_WC_REM_ACCESS_ERR :
+					    TV_WC_LOC_PROT_ERR),
 		      "%s: status %d", what, wc.status);
 	ck_assert_int_eq(f.s[0].qp->state, TV_QPS_ERR);
 	ck_assert_int_eq(tv_vf_dereg_mr(other), 0);
@@ -989,9 +1025,33 @@ START_TEST(test_remote_before_mr)
 }
 END_TEST
 
+START_TEST(test_sge_past_mr_end)
+{
+	local_sge_case("past mr end", 3);
+}
+END_TEST
+
+START_TEST(test_remote_past_mr_end)
+{
+	local_sge_case("remote past mr end", 4);
+}
+END_TEST
+
+START_TEST(test_sge_stale_key)
+{
+	local_sge_case("deregistered key", 5);
+}
+END_TEST
+
+START_TEST(test_sge_rkey_as_lkey)
+{
+	local_sge_case("rkey as lkey", 6);
+}
+END_TEST
+
 /* Requests that reach no responder: one in INIT, one whose own path
  * names another node, one to a node that does not exist. */
-static void lost_case(int kind)
+static void lost_case(int kind, enum tv_vf_wr_opcode op)
 {
 	struct tv_sim_config cfg;
 	struct fix f;
@@ -1005,6 +1065,8 @@ static void lost_case(int kind)
 	ck_assert_int_eq(tv_vf_qp_endpoint(f.s[1].qp, &e1), 0);
 	if (kind == 2)
 		e1.gid[15] = 7; /* node 7 of 3 */
+	if (kind == 3)
+		e1.gid[0] ^= 0xff; /* no simulator GID at all */
 	ck_assert_int_eq(qp_up(f.s[0].qp, &e1, 1, 1, 7), 0);
 	if (kind == 0) {
 		to_init(f.s[1].qp);
@@ -1013,32 +1075,47 @@ static void lost_case(int kind)
 			e0.gid[15] = 2; /* the responder expects node 2 */
 		ck_assert_int_eq(qp_up(f.s[1].qp, &e0, 1, 1, 7), 0);
 	}
-	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 16, 0,
-				 TV_SEND_SIGNALED, 8),
-			 0);
+	fill(f.s[0].buf, 16, 1);
+	fill(f.s[1].buf, 16, 2);
+	ck_assert_int_eq(post_op(&f, 0, op, 0, 16, 0, TV_SEND_SIGNALED, 8), 0);
 	run_all(&f);
 	wc = poll1(f.s[0].scq);
 	ck_assert_uint_eq(wc.wr_id, 8);
 	ck_assert_int_eq(wc.status, TV_WC_RETRY_EXC_ERR);
-	ck_assert_uint_eq(f.s[1].buf[0], 0);
+	/* Nothing moved either way. */
+	ck_assert_uint_eq(f.s[1].buf[0], 2);
+	ck_assert_uint_eq(f.s[0].buf[0], 1);
 	fix_fini(&f);
 }
 
 START_TEST(test_lost_to_init_responder)
 {
-	lost_case(0);
+	lost_case(0, TV_WR_RDMA_WRITE);
+}
+END_TEST
+
+/* A lost READ is sent again: it is not outstanding while it waits. */
+START_TEST(test_lost_read_retried)
+{
+	lost_case(0, TV_WR_RDMA_READ);
+}
+END_TEST
+
+START_TEST(test_lost_not_a_sim_gid)
+{
+	lost_case(3, TV_WR_RDMA_WRITE);
 }
 END_TEST
 
 START_TEST(test_lost_wrong_path)
 {
-	lost_case(1);
+	lost_case(1, TV_WR_RDMA_WRITE);
 }
 END_TEST
 
 START_TEST(test_lost_no_such_node)
 {
-	lost_case(2);
+	lost_case(2, TV_WR_RDMA_WRITE);
 }
 END_TEST
 
@@ -1268,6 +1345,544 @@ START_TEST(test_place_requester_gone)
 }
 END_TEST
 
+/* ---- second round: the remaining corners --------------------------------------- */
+
+/* A timer replaced by an earlier one: the later event is stale, step
+ * passes over it and finds nothing else. */
+START_TEST(test_step_skips_stale_timer)
+{
+	struct fix f;
+	struct tv_sim_stats st;
+
+	fix_init(&f);
+	ck_assert_int_eq(tv_vf_wake_at(f.s[0].dev, 1000), 0);
+	ck_assert_int_eq(tv_vf_wake_at(f.s[0].dev, 500), 0);
+	ck_assert_int_eq(tv_sim_step(f.sim), 1);
+	ck_assert_uint_eq(tv_sim_now_ns(f.sim), 500);
+	ck_assert_int_eq(tv_sim_step(f.sim), 0);
+	ck_assert_uint_eq(tv_sim_now_ns(f.sim), 500); /* not moved on */
+	tv_sim_stats(f.sim, &st);
+	ck_assert_uint_eq(st.events, 1);
+	fix_fini(&f);
+}
+END_TEST
+
+START_TEST(test_modify_without_state)
+{
+	struct fix f;
+	struct tv_vf_qp_attr a, q;
+	struct tv_vf_qp_init_attr init = {
+		.send_cq = NULL, .max_send_wr = 1, .max_recv_wr = 1,
+	};
+	struct tv_vf_qp *qp;
+
+	fix_init(&f);
+	connect_pair(&f);
+	memset(&a, 0, sizeof(a));
+	a.min_rnr_timer = 5;
+	a.timeout = 9;
+	/* RTS -> RTS when the mask has no state. */
+	ck_assert_int_eq(tv_vf_modify_qp(f.s[0].qp, &a, TV_QP_MIN_RNR_TIMER),
+			 0);
+	ck_assert_int_eq(tv_vf_query_qp(f.s[0].qp, &q), 0);
+	ck_assert_uint_eq(q.min_rnr_timer, 5);
+	ck_assert_int_eq(f.s[0].qp->state, TV_QPS_RTS);
+	/* RESET -> RESET: no attribute allowed, none needed. */
+	init.send_cq = f.s[0].scq;
+	init.recv_cq = f.s[0].rcq;
+	ck_assert_int_eq(tv_vf_create_qp(f.s[0].pd, &init, &qp), 0);
+	ck_assert_int_eq(tv_vf_modify_qp(qp, &a, TV_QP_TIMEOUT), -EINVAL);
+	ck_assert_int_eq(tv_vf_modify_qp(qp, &a, 0), 0);
+	ck_assert_int_eq(qp->state, TV_QPS_RESET);
+	/* tv_sim_qp_fail: a real error status, and not on a QP in RESET. */
+	ck_assert_int_eq(tv_sim_qp_fail(qp, TV_WC_REM_OP_ERR), -EINVAL);
+	ck_assert_int_eq(tv_sim_qp_fail(f.s[0].qp, TV_WC_STATUS_COUNT),
+			 -EINVAL);
+	ck_assert_int_eq(tv_sim_qp_fail(f.s[0].qp, TV_WC_SUCCESS), -EINVAL);
+	ck_assert_int_eq(f.s[0].qp->state, TV_QPS_RTS);
+	ck_assert_int_eq(tv_vf_destroy_qp(qp), 0);
+	fix_fini(&f);
+}
+END_TEST
+
+START_TEST(test_pd_busy_and_mr_size)
+{
+	struct fix f;
+	struct tv_vf_pd *pd2;
+	struct tv_vf_qp *qp;
+	struct tv_vf_mr *mr = NULL;
+	struct tv_vf_qp_init_attr init = { 0 };
+
+	fix_init(&f);
+	ck_assert_int_eq(tv_vf_alloc_pd(f.s[0].dev, &pd2), 0);
+	init.send_cq = f.s[0].scq;
+	init.recv_cq = f.s[0].rcq;
+	ck_assert_int_eq(tv_vf_create_qp(pd2, &init, &qp), 0);
+	ck_assert_int_eq(tv_vf_dealloc_pd(pd2), -EBUSY); /* a QP, no MR */
+	ck_assert_int_eq(tv_vf_destroy_qp(qp), 0);
+	ck_assert_int_eq(tv_vf_reg_mr(pd2, f.s[0].buf, (1ull << 40) + 1,
+				      TV_ACCESS_LOCAL_WRITE, &mr),
+			 -EINVAL);
+	ck_assert_ptr_null(mr);
+	ck_assert_int_eq(tv_vf_dealloc_pd(pd2), 0);
+	fix_fini(&f);
+}
+END_TEST
+
+/* The device's CQ and QP counts are bounded. */
+START_TEST(test_cq_and_qp_limits)
+{
+	struct fix f;
+	static struct tv_vf_cq *cqs[16384];
+	static struct tv_vf_qp *qps[16384];
+	struct tv_vf_qp_init_attr init = { 0 };
+	uint32_t ncq = 0, nqp = 0;
+	int ret;
+
+	fix_init(&f);
+	while ((ret = tv_vf_create_cq(f.s[0].dev, 1, &cqs[ncq])) == 0)
+		ncq++;
+	ck_assert_int_eq(ret, -ENOMEM);
+	ck_assert_uint_eq(ncq, 16384 - 2); /* the fixture has two */
+	init.send_cq = f.s[0].scq;
+	init.recv_cq = f.s[0].rcq;
+	while ((ret = tv_vf_create_qp(f.s[0].pd, &init, &qps[nqp])) == 0)
+		nqp++;
+	ck_assert_int_eq(ret, -ENOMEM);
+	ck_assert_uint_eq(nqp, 16384 - 1);
+	while (nqp)
+		ck_assert_int_eq(tv_vf_destroy_qp(qps[--nqp]), 0);
+	while (ncq)
+		ck_assert_int_eq(tv_vf_destroy_cq(cqs[--ncq]), 0);
+	/* Room again; QP numbers are not reused. */
+	ck_assert_int_eq(tv_vf_create_qp(f.s[0].pd, &init, &qps[0]), 0);
+	ck_assert_uint_eq(qps[0]->qp_num, 0x100 + 16384);
+	ck_assert_int_eq(tv_vf_destroy_qp(qps[0]), 0);
+	fix_fini(&f);
+}
+END_TEST
+
+/* A completion polled after its QP was reset frees nothing. */
+START_TEST(test_poll_after_qp_reset)
+{
+	struct fix f;
+	struct tv_vf_wc wc;
+
+	fix_init(&f);
+	connect_pair(&f);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 16, 0,
+				 TV_SEND_SIGNALED, 6),
+			 0);
+	run_until_cqe(&f, 0);
+	to_state(f.s[0].qp, TV_QPS_RESET);
+	ck_assert_uint_eq(to_sim_qp(f.s[0].qp)->sq_free, 1);
+	wc = poll1(f.s[0].scq);
+	ck_assert_uint_eq(wc.wr_id, 6);
+	ck_assert_int_eq(wc.status, TV_WC_SUCCESS);
+	ck_assert_uint_eq(to_sim_qp(f.s[0].qp)->sq_free, 1);
+	fix_fini(&f);
+}
+END_TEST
+
+/* A CQ overflows: a QP that receives into it fails too; a completion
+ * for it afterwards is dropped (the overflow was reported once). */
+START_TEST(test_cq_overflow_fails_receivers)
+{
+	struct fix f;
+	struct tv_vf_cq *small, *other;
+	struct tv_vf_qp *qpe, *qp2, *qp3;
+	struct tv_vf_qp_init_attr init = {
+		.max_send_wr = 4, .max_recv_wr = 4,
+		.max_send_sge = 1, .max_recv_sge = 1,
+	};
+	struct tv_vf_recv_wr rwr = { .wr_id = 1 };
+	struct tv_vf_wc wc;
+	struct tv_sim_stats st;
+
+	fix_init(&f);
+	ck_assert_int_eq(tv_vf_create_cq(f.s[1].dev, 1, &small), 0);
+	ck_assert_int_eq(tv_vf_create_cq(f.s[1].dev, 4, &other), 0);
+	init.send_cq = other;
+	init.recv_cq = small;
+	ck_assert_int_eq(tv_vf_create_qp(f.s[1].pd, &init, &qpe), 0);
+	ck_assert_int_eq(tv_vf_create_qp(f.s[1].pd, &init, &qp2), 0);
+	init.recv_cq = other;
+	ck_assert_int_eq(tv_vf_create_qp(f.s[1].pd, &init, &qp3), 0);
+	to_init(qp2);
+	to_init(qp3);
+	to_state(qpe, TV_QPS_ERR);
+	ck_assert_int_eq(tv_vf_post_recv(qpe, &rwr, NULL), 0);
+	ck_assert_int_eq(qp2->state, TV_QPS_INIT);
+	ck_assert_int_eq(tv_vf_post_recv(qpe, &rwr, NULL), 0);
+	ck_assert_int_eq(qp2->state, TV_QPS_ERR);
+	ck_assert_int_eq(qp3->state, TV_QPS_INIT);
+	tv_sim_stats(f.sim, &st);
+	ck_assert_uint_eq(st.cqes, 1);
+	ck_assert_int_eq(tv_vf_post_recv(qpe, &rwr, NULL), 0);
+	tv_sim_stats(f.sim, &st);
+	ck_assert_uint_eq(st.cqes, 1);
+	ck_assert_int_eq(tv_vf_poll_cq(small, 1, &wc), -EOVERFLOW);
+	ck_assert_int_eq(tv_vf_destroy_qp(qpe), 0);
+	ck_assert_int_eq(tv_vf_destroy_qp(qp2), 0);
+	ck_assert_int_eq(tv_vf_destroy_qp(qp3), 0);
+	ck_assert_int_eq(tv_vf_destroy_cq(small), 0);
+	ck_assert_int_eq(tv_vf_destroy_cq(other), 0);
+	fix_fini(&f);
+}
+END_TEST
+
+/* Random placement of what is no plain write, or a small one. */
+START_TEST(test_place_small_and_other_ops)
+{
+	struct tv_sim_config cfg;
+	struct fix f;
+	struct tv_vf_wc wc;
+
+	cfg_test(&cfg);
+	cfg.placement = TV_SIM_PLACE_RANDOM8;
+	fix_init_cfg(&f, &cfg);
+	connect_pair(&f);
+	fill(f.s[0].buf, BUF, 51);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(post_rx(&f, 1, 3000, 64, 90 + (uint64_t)i), 0);
+	/* 16 bytes: two units, fewer than the groups. */
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 16, 0,
+				 TV_SEND_SIGNALED, 1),
+			 0);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE_WITH_IMM, 100, 64,
+				 100, TV_SEND_SIGNALED, 2),
+			 0);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE_WITH_IMM, 0, 0, 0,
+				 TV_SEND_SIGNALED, 3),
+			 0);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_SEND, 200, 32, 0,
+				 TV_SEND_SIGNALED, 4),
+			 0);
+	run_all(&f);
+	for (uint64_t id = 1; id <= 4; id++) {
+		wc = poll_next(f.s[0].scq);
+		ck_assert_uint_eq(wc.wr_id, id);
+		ck_assert_int_eq(wc.status, TV_WC_SUCCESS);
+	}
+	ck_assert_mem_eq(f.s[1].buf, f.s[0].buf, 16);
+	ck_assert_mem_eq(f.s[1].buf + 100, f.s[0].buf + 100, 64);
+	ck_assert_mem_eq(f.s[1].buf + 3000, f.s[0].buf + 200, 32);
+	wc = poll_next(f.s[1].rcq);
+	ck_assert_int_eq(wc.opcode, TV_WC_RECV_RDMA_WITH_IMM);
+	ck_assert_uint_eq(wc.byte_len, 64);
+	wc = poll_next(f.s[1].rcq);
+	ck_assert_int_eq(wc.opcode, TV_WC_RECV_RDMA_WITH_IMM);
+	ck_assert_uint_eq(wc.byte_len, 0);
+	wc = poll1(f.s[1].rcq);
+	ck_assert_int_eq(wc.opcode, TV_WC_RECV);
+	ck_assert_uint_eq(wc.byte_len, 32);
+	fix_fini(&f);
+}
+END_TEST
+
+/* The placement events of a post cannot be queued: the post is refused,
+ * and the same WR posted again arrives whole. */
+START_TEST(test_oom_place_schedule)
+{
+	struct tv_sim_config cfg;
+	struct fix f;
+
+	cfg_test(&cfg);
+	cfg.placement = TV_SIM_PLACE_RANDOM8;
+	fix_init_cfg(&f, &cfg);
+	connect_pair(&f);
+	fill(f.s[0].buf, BUF, 61);
+	evq_fill_to(f.sim, f.sim->evq.cap - 1); /* room for the delivery */
+	oom_arm(0);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 2048, 0,
+				 TV_SEND_SIGNALED, 1),
+			 -ENOMEM);
+	ck_assert(oom_disarm());
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 2048, 0,
+				 TV_SEND_SIGNALED, 2),
+			 0);
+	ck_assert_int_eq(tv_sim_run(f.sim, 1000000, 0), -ETIMEDOUT);
+	ck_assert_uint_eq(poll1(f.s[0].scq).wr_id, 2);
+	ck_assert_mem_eq(f.s[1].buf, f.s[0].buf, 2048);
+	fix_fini(&f);
+}
+END_TEST
+
+/* qp_op_ns: the wake-up of a QP that must wait cannot be queued. */
+START_TEST(test_oom_tx_wake)
+{
+	struct tv_sim_config cfg;
+	struct fix f;
+
+	cfg_test(&cfg);
+	cfg.qp_op_ns = 1000;
+	fix_init_cfg(&f, &cfg);
+	connect_pair(&f);
+	evq_fill_to(f.sim, f.sim->evq.cap - 1);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 8, 0,
+				 TV_SEND_SIGNALED, 1),
+			 0);
+	oom_arm(0);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 8, 8, 8,
+				 TV_SEND_SIGNALED, 2),
+			 -ENOMEM);
+	ck_assert(oom_disarm());
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 8, 8, 8,
+				 TV_SEND_SIGNALED, 3),
+			 0);
+	ck_assert_int_eq(tv_sim_run(f.sim, 1000000, 0), -ETIMEDOUT);
+	ck_assert_uint_eq(poll_next(f.s[0].scq).wr_id, 1);
+	ck_assert_uint_eq(poll1(f.s[0].scq).wr_id, 3);
+	ck_assert_int_eq(f.s[0].qp->state, TV_QPS_RTS);
+	fix_fini(&f);
+}
+END_TEST
+
+/* Statuses of the n send completions on side 0, in order. */
+static void expect_send_statuses(struct fix *f, const enum tv_vf_wc_status *st,
+				 int n)
+{
+	struct tv_vf_wc wc;
+
+	for (int i = 0; i < n; i++) {
+		wc = poll_next(f->s[0].scq);
+		ck_assert_msg(wc.status == st[i], "wc %d (wr_id %llu): %d", i,
+			      (unsigned long long)wc.wr_id, wc.status);
+	}
+	ck_assert_int_eq(tv_vf_poll_cq(f->s[0].scq, 1, &wc), 0);
+}
+
+/* An event handler that cannot queue what it must: the QP fails with a
+ * general error on its oldest WR, the others flushed.  TX: qp_op_ns lets
+ * one WR go per 1000 ns; at 1000 the second goes, the third's wake-up
+ * cannot be queued. */
+START_TEST(test_oom_in_tx_handler)
+{
+	struct tv_sim_config cfg;
+	struct fix f;
+	const enum tv_vf_wc_status st[] = {
+		TV_WC_GENERAL_ERR, TV_WC_WR_FLUSH_ERR, TV_WC_WR_FLUSH_ERR,
+	};
+
+	cfg_test(&cfg);
+	cfg.qp_op_ns = 1000;
+	fix_init_cfg(&f, &cfg);
+	connect_pair(&f);
+	for (uint32_t i = 0; i < 3; i++)
+		ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 8 * i, 8,
+					 8 * i, TV_SEND_SIGNALED, i),
+				 0);
+	ck_assert_int_eq(tv_sim_schedule(f.sim, 999, 1, fill_and_fail_user,
+					 f.sim),
+			 0);
+	ck_assert_int_eq(tv_sim_run(f.sim, 1000000, 0), -ETIMEDOUT);
+	ck_assert(oom_disarm());
+	ck_assert_int_eq(f.s[0].qp->state, TV_QPS_ERR);
+	expect_send_statuses(&f, st, 3);
+	fix_fini(&f);
+}
+END_TEST
+
+/* RETX: two writes lost to a responder in INIT; their retransmission
+ * cannot queue the second delivery. */
+START_TEST(test_oom_in_retx_handler)
+{
+	struct fix f;
+	struct tv_vf_qp_endpoint e1;
+	const enum tv_vf_wc_status st[] = {
+		TV_WC_GENERAL_ERR, TV_WC_WR_FLUSH_ERR,
+	};
+
+	fix_init(&f);
+	ck_assert_int_eq(tv_vf_qp_endpoint(f.s[1].qp, &e1), 0);
+	ck_assert_int_eq(qp_up(f.s[0].qp, &e1, 1, 3, 7), 0);
+	to_init(f.s[1].qp);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 8, 0,
+				 TV_SEND_SIGNALED, 1),
+			 0);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 8, 8, 8,
+				 TV_SEND_SIGNALED, 2),
+			 0);
+	/* Both lost by ~1000 ns; sent again 8192 ns after they left. */
+	ck_assert_int_eq(tv_sim_schedule(f.sim, 5000, 1, fill_and_fail_user,
+					 f.sim),
+			 0);
+	ck_assert_int_eq(tv_sim_run(f.sim, 1000000, 0), -ETIMEDOUT);
+	ck_assert(oom_disarm());
+	ck_assert_int_eq(f.s[0].qp->state, TV_QPS_ERR);
+	expect_send_statuses(&f, st, 2);
+	fix_fini(&f);
+}
+END_TEST
+
+/* ACK of a READ frees its max_rd_atomic slot: the READ waiting for it and
+ * the write after it go, the write's delivery cannot be queued. */
+START_TEST(test_oom_in_ack_handler)
+{
+	struct fix f;
+	struct tv_vf_qp_endpoint e0, e1;
+	struct tv_vf_qp_attr a;
+	const enum tv_vf_wc_status st[] = {
+		TV_WC_SUCCESS, TV_WC_GENERAL_ERR, TV_WC_WR_FLUSH_ERR,
+	};
+
+	fix_init(&f);
+	ck_assert_int_eq(tv_vf_qp_endpoint(f.s[0].qp, &e0), 0);
+	ck_assert_int_eq(tv_vf_qp_endpoint(f.s[1].qp, &e1), 0);
+	ck_assert_int_eq(qp_up(f.s[0].qp, &e1, 1, 3, 7), 0);
+	ck_assert_int_eq(qp_up(f.s[1].qp, &e0, 1, 3, 7), 0);
+	ck_assert_int_eq(tv_vf_query_qp(f.s[0].qp, &a), 0);
+	to_sim_qp(f.s[0].qp)->attr.max_rd_atomic = 1;
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_READ, 0, 8, 0,
+				 TV_SEND_SIGNALED, 1),
+			 0);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_READ, 8, 8, 8,
+				 TV_SEND_SIGNALED, 2),
+			 0);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 16, 8, 16,
+				 TV_SEND_SIGNALED, 3),
+			 0);
+	/* READ 1 is answered at ~2000 ns. */
+	ck_assert_int_eq(tv_sim_schedule(f.sim, 1500, 1, fill_and_fail_user,
+					 f.sim),
+			 0);
+	ck_assert_int_eq(tv_sim_run(f.sim, 1000000, 0), -ETIMEDOUT);
+	ck_assert(oom_disarm());
+	ck_assert_int_eq(f.s[0].qp->state, TV_QPS_ERR);
+	expect_send_statuses(&f, st, 3);
+	fix_fini(&f);
+}
+END_TEST
+
+/* A responder only in RTR receives. */
+START_TEST(test_responder_in_rtr)
+{
+	struct fix f;
+	struct tv_vf_qp_endpoint e0, e1;
+	struct tv_vf_qp_attr a;
+
+	fix_init(&f);
+	ck_assert_int_eq(tv_vf_qp_endpoint(f.s[0].qp, &e0), 0);
+	ck_assert_int_eq(tv_vf_qp_endpoint(f.s[1].qp, &e1), 0);
+	ck_assert_int_eq(qp_up(f.s[0].qp, &e1, 1, 1, 7), 0);
+	to_init(f.s[1].qp);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = TV_QPS_RTR;
+	a.path_mtu = TV_MTU_1024;
+	a.dest_qp_num = e0.qp_num;
+	a.rq_psn = e0.psn;
+	memcpy(a.dgid, e0.gid, sizeof(a.dgid));
+	a.max_dest_rd_atomic = 1;
+	a.qp_access_flags = TV_ACCESS_LOCAL_WRITE | TV_ACCESS_REMOTE_WRITE;
+	ck_assert_int_eq(tv_vf_modify_qp(f.s[1].qp, &a,
+					 TV_QP_STATE | TV_QP_AV |
+						 TV_QP_ACCESS_FLAGS |
+						 TV_QP_PATH_MTU |
+						 TV_QP_DEST_QPN |
+						 TV_QP_RQ_PSN |
+						 TV_QP_MAX_DEST_RD_ATOMIC |
+						 TV_QP_MIN_RNR_TIMER),
+			 0);
+	fill(f.s[0].buf, 64, 71);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 64, 0,
+				 TV_SEND_SIGNALED, 1),
+			 0);
+	run_all(&f);
+	ck_assert_int_eq(poll1(f.s[0].scq).status, TV_WC_SUCCESS);
+	ck_assert_mem_eq(f.s[1].buf, f.s[0].buf, 64);
+	ck_assert_int_eq(f.s[1].qp->state, TV_QPS_RTR);
+	fix_fini(&f);
+}
+END_TEST
+
+/* Queued wake-ups and retransmissions of a QP destroyed since: stale. */
+START_TEST(test_stale_tx_and_retx)
+{
+	struct tv_sim_config cfg;
+	struct fix f;
+	struct tv_vf_qp_endpoint e1;
+	struct tv_sim_stats st;
+
+	cfg_test(&cfg);
+	cfg.qp_op_ns = 1000;
+	fix_init_cfg(&f, &cfg);
+	connect_pair(&f);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 8, 0, 0, 1), 0);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 8, 8, 8, 0, 2), 0);
+	ck_assert_int_eq(tv_vf_destroy_qp(f.s[0].qp), 0);
+	f.s[0].qp = NULL;
+	run_all(&f);
+	tv_sim_stats(f.sim, &st);
+	ck_assert_uint_eq(st.events, 0); /* all of them stale */
+	ck_assert_uint_eq(f.s[1].buf[0], 0);
+	fix_fini(&f);
+
+	fix_init(&f);
+	ck_assert_int_eq(tv_vf_qp_endpoint(f.s[1].qp, &e1), 0);
+	ck_assert_int_eq(qp_up(f.s[0].qp, &e1, 1, 3, 7), 0);
+	to_init(f.s[1].qp);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 8, 0, 0, 1), 0);
+	ck_assert_int_eq(tv_sim_run(f.sim, 5000, 0), -ETIMEDOUT);
+	tv_sim_stats(f.sim, &st);
+	ck_assert_uint_eq(st.events, 1); /* the lost delivery */
+	ck_assert(to_sim_qp(f.s[0].qp)->tx_held);
+	ck_assert_int_eq(tv_vf_destroy_qp(f.s[0].qp), 0);
+	f.s[0].qp = NULL;
+	run_all(&f);
+	tv_sim_stats(f.sim, &st);
+	ck_assert_uint_eq(st.events, 1);
+	fix_fini(&f);
+}
+END_TEST
+
+/* Loopback on one node, one CQ of one entry: the responder's receive
+ * completion overflows the CQ the requester shares, which fails the
+ * requester inside its own delivery. */
+START_TEST(test_loopback_overflow_fails_requester)
+{
+	struct fix f;
+	struct tv_vf_cq *cq;
+	struct tv_vf_qp *a, *b;
+	struct tv_vf_qp_endpoint ea, eb;
+	struct tv_vf_qp_init_attr init = {
+		.max_send_wr = 4, .max_recv_wr = 4,
+		.max_send_sge = 1, .max_recv_sge = 1,
+	};
+	struct tv_vf_wc wc;
+
+	fix_init(&f);
+	ck_assert_int_eq(tv_vf_create_cq(f.s[0].dev, 1, &cq), 0);
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	ck_assert_int_eq(tv_vf_create_qp(f.s[0].pd, &init, &a), 0);
+	ck_assert_int_eq(tv_vf_create_qp(f.s[0].pd, &init, &b), 0);
+	ck_assert_int_eq(tv_vf_qp_endpoint(a, &ea), 0);
+	ck_assert_int_eq(tv_vf_qp_endpoint(b, &eb), 0);
+	ck_assert_int_eq(qp_up(a, &eb, 1, 1, 7), 0);
+	ck_assert_int_eq(qp_up(b, &ea, 1, 1, 7), 0);
+	for (int i = 0; i < 2; i++) {
+		struct tv_vf_recv_wr rwr = { .wr_id = 10 + (uint64_t)i };
+		struct tv_vf_send_wr swr = {
+			.wr_id = (uint64_t)i,
+			.opcode = TV_WR_RDMA_WRITE_WITH_IMM,
+			.remote_addr = raddr(&f.s[0], 0),
+			.rkey = f.s[0].mr->rkey,
+		};
+
+		ck_assert_int_eq(tv_vf_post_recv(b, &rwr, NULL), 0);
+		ck_assert_int_eq(tv_vf_post_send(a, &swr, NULL), 0);
+	}
+	run_all(&f);
+	ck_assert_int_eq(tv_vf_poll_cq(cq, 1, &wc), -EOVERFLOW);
+	ck_assert_int_eq(a->state, TV_QPS_ERR);
+	ck_assert_int_eq(b->state, TV_QPS_ERR);
+	ck_assert_int_eq(tv_vf_destroy_qp(a), 0);
+	ck_assert_int_eq(tv_vf_destroy_qp(b), 0);
+	ck_assert_int_eq(tv_vf_destroy_cq(cq), 0);
+	fix_fini(&f);
+}
+END_TEST
+
 static Suite *sim_edges_suite(void)
 {
 	Suite *s = suite_create("sim_edges");
@@ -1306,6 +1921,27 @@ static Suite *sim_edges_suite(void)
 	tcase_add_test(tc, test_place_bad_rkey);
 	tcase_add_test(tc, test_place_responder_gone);
 	tcase_add_test(tc, test_place_requester_gone);
+	tcase_add_test(tc, test_sge_past_mr_end);
+	tcase_add_test(tc, test_remote_past_mr_end);
+	tcase_add_test(tc, test_sge_stale_key);
+	tcase_add_test(tc, test_sge_rkey_as_lkey);
+	tcase_add_test(tc, test_lost_read_retried);
+	tcase_add_test(tc, test_lost_not_a_sim_gid);
+	tcase_add_test(tc, test_step_skips_stale_timer);
+	tcase_add_test(tc, test_modify_without_state);
+	tcase_add_test(tc, test_pd_busy_and_mr_size);
+	tcase_add_test(tc, test_cq_and_qp_limits);
+	tcase_add_test(tc, test_poll_after_qp_reset);
+	tcase_add_test(tc, test_cq_overflow_fails_receivers);
+	tcase_add_test(tc, test_place_small_and_other_ops);
+	tcase_add_test(tc, test_oom_place_schedule);
+	tcase_add_test(tc, test_oom_tx_wake);
+	tcase_add_test(tc, test_oom_in_tx_handler);
+	tcase_add_test(tc, test_oom_in_retx_handler);
+	tcase_add_test(tc, test_oom_in_ack_handler);
+	tcase_add_test(tc, test_responder_in_rtr);
+	tcase_add_test(tc, test_stale_tx_and_retx);
+	tcase_add_test(tc, test_loopback_overflow_fails_requester);
 	suite_add_tcase(s, tc);
 	return s;
 }
