@@ -31,9 +31,13 @@ void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_malloc(size_t size);
 void *__wrap_realloc(void *ptr, size_t size);
 
-/* -1: off; else the number of allocations that still succeed. */
-static long oom_countdown = -1;
-static unsigned oom_fired;
+/*
+ * -1: off; else the number of allocations that still succeed.  Volatile:
+ * the compiler knows calloc and friends as builtins that touch no user
+ * variable, and with LTO it sees every call between arming and looking.
+ */
+static volatile long oom_countdown = -1;
+static volatile unsigned oom_fired;
 
 static bool oom_now(void)
 {
