@@ -1071,6 +1071,8 @@ static void lost_case(int kind, enum tv_vf_wr_opcode op)
 		e1.gid[15] = 7; /* node 7 of 3 */
 	if (kind == 3)
 		e1.gid[0] ^= 0xff; /* no simulator GID at all */
+	if (kind == 4)
+		e1.qp_num = 5; /* below the first QPN */
 	ck_assert_int_eq(qp_up(f.s[0].qp, &e1, 1, 1, 7), 0);
 	if (kind == 0) {
 		to_init(f.s[1].qp);
@@ -1108,6 +1110,12 @@ END_TEST
 START_TEST(test_lost_not_a_sim_gid)
 {
 	lost_case(3, TV_WR_RDMA_WRITE);
+}
+END_TEST
+
+START_TEST(test_lost_no_such_qpn)
+{
+	lost_case(4, TV_WR_RDMA_WRITE);
 }
 END_TEST
 
@@ -1596,7 +1604,9 @@ START_TEST(test_oom_place_schedule)
 	fix_init_cfg(&f, &cfg);
 	connect_pair(&f);
 	fill(f.s[0].buf, BUF, 61);
-	evq_fill_to(f.sim, f.sim->evq.cap - 1); /* room for the delivery */
+	/* Room for the delivery and one placement event, not the second:
+	 * both stay queued, stale (the retry has another placement token). */
+	evq_fill_to(f.sim, f.sim->evq.cap - 2);
 	oom_arm(0);
 	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 2048, 0,
 				 TV_SEND_SIGNALED, 1),
@@ -1887,6 +1897,218 @@ START_TEST(test_loopback_overflow_fails_requester)
 }
 END_TEST
 
+/* ---- third round ----------------------------------------------------------------- */
+
+/* A fault with no errno says -EIO. */
+START_TEST(test_fail_reg_mr_default_errno)
+{
+	struct fix f;
+	struct tv_vf_mr *mr = NULL;
+
+	fix_init(&f);
+	tv_sim_fail_reg_mr(f.sim, 0, 1, 0);
+	ck_assert_int_eq(tv_vf_reg_mr(f.s[0].pd, f.s[0].buf, 64,
+				      TV_ACCESS_LOCAL_WRITE, &mr),
+			 -EIO);
+	ck_assert_ptr_null(mr);
+	ck_assert_int_eq(tv_vf_reg_mr(f.s[0].pd, f.s[0].buf, 64,
+				      TV_ACCESS_LOCAL_WRITE, &mr),
+			 0);
+	ck_assert_int_eq(tv_vf_dereg_mr(mr), 0);
+	fix_fini(&f);
+}
+END_TEST
+
+/* post_ns with qp_op_ns: the QP's own pace is the later one; a post on
+ * a QP in ERR rings no doorbell. */
+START_TEST(test_post_ns_and_qp_op_ns)
+{
+	struct tv_sim_config cfg;
+	struct fix f;
+
+	cfg_test(&cfg);
+	cfg.post_ns = 100;
+	cfg.qp_op_ns = 1000;
+	fix_init_cfg(&f, &cfg);
+	connect_pair(&f);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 8, 0,
+				 TV_SEND_SIGNALED, 1),
+			 0);
+	/* The doorbell's end: it leaves at 100, and the QP is busy until
+	 * 1100. */
+	ck_assert_uint_eq(to_sim_qp(f.s[0].qp)->op_next_ns, 100);
+	ck_assert_int_eq(tv_sim_run(f.sim, 500, 0), -ETIMEDOUT);
+	ck_assert_uint_eq(to_sim_qp(f.s[0].qp)->op_next_ns, 1100);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 8, 8, 8,
+				 TV_SEND_SIGNALED, 2),
+			 0);
+	ck_assert_uint_eq(to_sim_node(f.s[0].dev)->post_done_ns, 600);
+	ck_assert_uint_eq(to_sim_qp(f.s[0].qp)->op_next_ns, 1100);
+	run_all(&f);
+	ck_assert_uint_eq(poll_next(f.s[0].scq).wr_id, 1);
+	ck_assert_uint_eq(poll1(f.s[0].scq).wr_id, 2);
+	to_state(f.s[0].qp, TV_QPS_ERR);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 8, 0,
+				 TV_SEND_SIGNALED, 3),
+			 0);
+	ck_assert_uint_eq(to_sim_node(f.s[0].dev)->post_done_ns, 600);
+	ck_assert_int_eq(poll1(f.s[0].scq).status, TV_WC_WR_FLUSH_ERR);
+	fix_fini(&f);
+}
+END_TEST
+
+/* An inline send whose first SGE is empty: only the bytes are taken. */
+START_TEST(test_inline_with_empty_sge)
+{
+	struct fix f;
+	struct tv_vf_qp_init_attr init = { 0 };
+	struct tv_vf_qp_endpoint e0, e1;
+	struct tv_vf_connect_cfg cc;
+	struct tv_vf_qp *qp;
+	uint8_t src[24];
+	struct tv_vf_sge sg[2] = {
+		{ .addr = (uintptr_t)src, .length = 0 },
+		{ .addr = (uintptr_t)src, .length = sizeof(src) },
+	};
+	struct tv_vf_send_wr wr = {
+		.wr_id = 1, .sg_list = sg, .num_sge = 2,
+		.opcode = TV_WR_RDMA_WRITE,
+		.send_flags = TV_SEND_SIGNALED | TV_SEND_INLINE,
+	};
+
+	fix_init(&f);
+	/* Side 0's QP again, with room for inline data. */
+	ck_assert_int_eq(tv_vf_destroy_qp(f.s[0].qp), 0);
+	init.send_cq = f.s[0].scq;
+	init.recv_cq = f.s[0].rcq;
+	init.max_send_wr = 4;
+	init.max_send_sge = 2;
+	init.max_inline_data = 64;
+	ck_assert_int_eq(tv_vf_create_qp(f.s[0].pd, &init, &qp), 0);
+	f.s[0].qp = qp;
+	conn_cfg(&cc);
+	ck_assert_int_eq(tv_vf_qp_endpoint(f.s[0].qp, &e0), 0);
+	ck_assert_int_eq(tv_vf_qp_endpoint(f.s[1].qp, &e1), 0);
+	ck_assert_int_eq(tv_vf_connect_qp(f.s[0].qp, &cc, &e0, &e1), 0);
+	ck_assert_int_eq(tv_vf_connect_qp(f.s[1].qp, &cc, &e1, &e0), 0);
+	fill(src, sizeof(src), 81);
+	wr.remote_addr = raddr(&f.s[1], 0);
+	wr.rkey = f.s[1].mr->rkey;
+	ck_assert_int_eq(tv_vf_post_send(f.s[0].qp, &wr, NULL), 0);
+	memset(src, 0, sizeof(src)); /* taken at post time */
+	run_all(&f);
+	ck_assert_int_eq(poll1(f.s[0].scq).status, TV_WC_SUCCESS);
+	fill(src, sizeof(src), 81);
+	ck_assert_mem_eq(f.s[1].buf, src, sizeof(src));
+	fix_fini(&f);
+}
+END_TEST
+
+/* A transport timer shorter than the way there: the retry-exceeded
+ * completion is due before the request even arrived -- it comes now. */
+START_TEST(test_retry_exceeded_due_in_the_past)
+{
+	struct tv_sim_config cfg;
+	struct fix f;
+	struct tv_vf_qp_endpoint e1;
+	struct tv_vf_wc wc;
+	uint64_t t;
+
+	cfg_test(&cfg);
+	cfg.link.latency_ns = 100000;
+	fix_init_cfg(&f, &cfg);
+	ck_assert_int_eq(tv_vf_qp_endpoint(f.s[1].qp, &e1), 0);
+	ck_assert_int_eq(qp_up(f.s[0].qp, &e1, 1, 0, 7), 0); /* 8192 ns */
+	to_init(f.s[1].qp);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 8, 0,
+				 TV_SEND_SIGNALED, 1),
+			 0);
+	t = run_until_cqe(&f, 0);
+	ck_assert_uint_eq(t, 100008); /* 8 bytes at 1 GB/s, then the link */
+	wc = poll1(f.s[0].scq);
+	ck_assert_int_eq(wc.status, TV_WC_RETRY_EXC_ERR);
+	fix_fini(&f);
+}
+END_TEST
+
+/* Events of a QP that went to ERR since they were queued: stale. */
+START_TEST(test_stale_events_after_err)
+{
+	struct tv_sim_config cfg;
+	struct fix f;
+	struct tv_vf_qp_endpoint e1;
+	struct tv_vf_wc wc;
+	uint8_t zero[2048] = { 0 };
+
+	/* A TX wake-up (qp_op_ns) and placement events (random8). */
+	cfg_test(&cfg);
+	cfg.qp_op_ns = 1000;
+	cfg.placement = TV_SIM_PLACE_RANDOM8;
+	fix_init_cfg(&f, &cfg);
+	connect_pair(&f);
+	fill(f.s[0].buf, BUF, 91);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 2048, 0,
+				 TV_SEND_SIGNALED, 1),
+			 0);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 8, 0,
+				 TV_SEND_SIGNALED, 2),
+			 0);
+	to_state(f.s[0].qp, TV_QPS_ERR);
+	run_all(&f);
+	ck_assert_int_eq(poll_next(f.s[0].scq).status, TV_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(poll1(f.s[0].scq).status, TV_WC_WR_FLUSH_ERR);
+	ck_assert_mem_eq(f.s[1].buf, zero, sizeof(zero));
+	fix_fini(&f);
+
+	/* A retransmission. */
+	fix_init(&f);
+	ck_assert_int_eq(tv_vf_qp_endpoint(f.s[1].qp, &e1), 0);
+	ck_assert_int_eq(qp_up(f.s[0].qp, &e1, 1, 3, 7), 0);
+	to_init(f.s[1].qp);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 8, 0,
+				 TV_SEND_SIGNALED, 1),
+			 0);
+	ck_assert_int_eq(tv_sim_run(f.sim, 5000, 0), -ETIMEDOUT);
+	ck_assert(to_sim_qp(f.s[0].qp)->tx_held);
+	to_state(f.s[0].qp, TV_QPS_ERR);
+	wc = poll1(f.s[0].scq);
+	ck_assert_int_eq(wc.status, TV_WC_WR_FLUSH_ERR);
+	run_all(&f);
+	ck_assert_int_eq(tv_vf_poll_cq(f.s[0].scq, 1, &wc), 0);
+	fix_fini(&f);
+}
+END_TEST
+
+/* A placed write whose own SGE is bad: nothing is placed, the delivery
+ * fails it. */
+START_TEST(test_place_bad_local_sge)
+{
+	struct tv_sim_config cfg;
+	struct fix f;
+	struct tv_vf_sge sge;
+	struct tv_vf_send_wr wr = {
+		.wr_id = 1, .sg_list = &sge, .num_sge = 1,
+		.opcode = TV_WR_RDMA_WRITE, .send_flags = TV_SEND_SIGNALED,
+	};
+	uint8_t zero[2048] = { 0 };
+
+	cfg_test(&cfg);
+	cfg.placement = TV_SIM_PLACE_RANDOM8;
+	fix_init_cfg(&f, &cfg);
+	connect_pair(&f);
+	fill(f.s[0].buf, BUF, 93);
+	sge = (struct tv_vf_sge){ raddr(&f.s[0], 0), 2048,
+				  f.s[0].mr->lkey + 0x100 };
+	wr.remote_addr = raddr(&f.s[1], 0);
+	wr.rkey = f.s[1].mr->rkey;
+	ck_assert_int_eq(tv_vf_post_send(f.s[0].qp, &wr, NULL), 0);
+	run_all(&f);
+	ck_assert_int_eq(poll1(f.s[0].scq).status, TV_WC_LOC_PROT_ERR);
+	ck_assert_mem_eq(f.s[1].buf, zero, sizeof(zero));
+	fix_fini(&f);
+}
+END_TEST
+
 static Suite *sim_edges_suite(void)
 {
 	Suite *s = suite_create("sim_edges");
@@ -1946,6 +2168,13 @@ static Suite *sim_edges_suite(void)
 	tcase_add_test(tc, test_responder_in_rtr);
 	tcase_add_test(tc, test_stale_tx_and_retx);
 	tcase_add_test(tc, test_loopback_overflow_fails_requester);
+	tcase_add_test(tc, test_lost_no_such_qpn);
+	tcase_add_test(tc, test_fail_reg_mr_default_errno);
+	tcase_add_test(tc, test_post_ns_and_qp_op_ns);
+	tcase_add_test(tc, test_inline_with_empty_sge);
+	tcase_add_test(tc, test_retry_exceeded_due_in_the_past);
+	tcase_add_test(tc, test_stale_events_after_err);
+	tcase_add_test(tc, test_place_bad_local_sge);
 	suite_add_tcase(s, tc);
 	return s;
 }
