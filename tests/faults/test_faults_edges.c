@@ -393,6 +393,11 @@ START_TEST(plan_refusals)
 	refused("vf/write/drop:node=4294967295", "bad setting 'node'");
 	refused("vf/nothing:nth=1", "unknown fault point 'vf/nothing'");
 	refused("vf/write/drop:before=5,after=5", "inconsistent rule");
+	refused("vf/write/drop:nth=99999999999999999999999", "bad setting 'nth'");
+	/* The first bad item stops the plan. */
+	refused("vf/nothing;vf/write/drop:nth=x", "unknown fault point 'vf/nothing'");
+	refused("[1, {\"point\": \"vf/write/drop\", \"nth\": \"x\"}]",
+		"needs a \"point\"");
 	refused("vf/ack/drop:node=0;vf/ack/drop:node=0;vf/ack/drop:node=0;"
 		"vf/ack/drop:node=0;vf/ack/drop:node=0;vf/ack/drop:node=0;"
 		"vf/ack/drop:node=0;vf/ack/drop:node=0;vf/ack/drop:node=0;"
@@ -450,6 +455,10 @@ START_TEST(plan_accepted_forms)
 				  "arg=9,p=1.0"),
 			  1u << 1);
 	ck_assert_uint_eq(mask_of("vf/write/drop:p=0"), 0);
+	ck_assert_uint_eq(mask_of("[{\"point\": \"vf/write/drop\", "
+				  "\"probability\": 0.0}]"), 0);
+	ck_assert_int_eq(parse("[{\"point\": \"vf/write/drop\", "
+			       "\"probability\": 0.25}]", NULL, 0), 0);
 	ck_assert_uint_eq(mask_of("[]"), 0);
 	/* A node rule alone: libfiu's hits carry no site, none fires. */
 	ck_assert_uint_eq(mask_of("vf/write/drop:node=3"), 0);
@@ -656,8 +665,20 @@ START_TEST(cq_reorder_puts_receives_first)
 	ck_assert_uint_eq(wc[1].wr_id, 11);
 	ck_assert_int_eq(wc[1].opcode, TV_WC_RDMA_WRITE);
 	ck_assert_uint_eq(poll_one(&w, 0).wr_id, 12);
+	/* Two writes, then a receive: the receive moves past both. */
+	ck_assert_int_eq(post_rx_w(&w, 1, 0, 64, 13), 0);
+	ck_assert_int_eq(post_w(&w, 1, TV_WR_RDMA_WRITE, 0, 16, 0, 0, 14), 0);
+	ck_assert_int_eq(post_w(&w, 1, TV_WR_RDMA_WRITE, 0, 16, 0, 0, 15), 0);
+	run_w(&w);
+	ck_assert_int_eq(post_w(&w, 0, TV_WR_SEND, 0, 16, 0, 0, 16), 0);
+	run_w(&w);
+	ck_assert_int_eq(tv_vf_poll_cq(w.cq[1], 4, wc), 3);
+	ck_assert_uint_eq(wc[0].wr_id, 13);
+	ck_assert_uint_eq(wc[1].wr_id, 14);
+	ck_assert_uint_eq(wc[2].wr_id, 15);
+	ck_assert_uint_eq(poll_one(&w, 0).wr_id, 16);
 	/* Hit by each poll that got something. */
-	ck_assert_uint_eq(fires_of(w.flt, "vf/cq/reorder"), 2);
+	ck_assert_uint_eq(fires_of(w.flt, "vf/cq/reorder"), 4);
 	w_close(&w);
 }
 END_TEST
@@ -669,8 +690,14 @@ START_TEST(msg_drop_needs_a_header)
 	struct w w;
 	struct tv_vf_wc wc;
 
+	struct tv_vf_send_wr bare = {
+		.wr_id = 4, .opcode = TV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = TV_SEND_SIGNALED, .imm_data = TV_IMM_MESSAGE,
+	};
+	struct tv_vf_send_wr *bad;
+
 	w_open(&w, "vf/msg/drop/META_DATA_UPDATE", 8);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 5; i++)
 		ck_assert_int_eq(post_rx_w(&w, 1, 0, 0, 20 + (uint64_t)i), 0);
 	w.buf[0][3] = 0;  /* META_DATA_UPDATE */
 	w.buf[0][103] = 9; /* no such type */
@@ -683,16 +710,30 @@ START_TEST(msg_drop_needs_a_header)
 	ck_assert_int_eq(post_w(&w, 0, TV_WR_RDMA_WRITE_WITH_IMM, 0, 8, 200,
 				TV_IMM_MESSAGE, 3),
 			 0);
+	/* No SGE at all; an ACK that carries bytes (no corruption point). */
+	bare.remote_addr = addr_of(&w, 1, 0);
+	bare.rkey = w.mr[1]->rkey;
+	ck_assert_int_eq(tv_vf_post_send(w.qp[0], &bare, &bad), 0);
+	ck_assert_int_eq(post_w(&w, 0, TV_WR_RDMA_WRITE_WITH_IMM, 300, 8, 300,
+				TV_IMM_ACK, 5),
+			 0);
 	run_w(&w);
 	ck_assert_uint_eq(fires_of(w.flt, "vf/msg/drop/META_DATA_UPDATE"), 1);
-	/* Two messages arrived, the third was dropped. */
+	/* Two messages arrived, the third was dropped, then the bare one
+	 * and the ACK. */
 	ck_assert_int_eq(tv_vf_poll_cq(w.cq[1], 1, &wc), 1);
 	ck_assert_uint_eq(wc.imm_data, TV_IMM_MESSAGE);
 	ck_assert_uint_eq(wc.byte_len, 3);
 	ck_assert_int_eq(tv_vf_poll_cq(w.cq[1], 1, &wc), 1);
 	ck_assert_uint_eq(wc.byte_len, 8);
+	ck_assert_int_eq(tv_vf_poll_cq(w.cq[1], 1, &wc), 1);
+	ck_assert_uint_eq(wc.imm_data, TV_IMM_MESSAGE);
+	ck_assert_uint_eq(wc.byte_len, 0);
+	ck_assert_int_eq(tv_vf_poll_cq(w.cq[1], 1, &wc), 1);
+	ck_assert_uint_eq(wc.imm_data, TV_IMM_ACK);
+	ck_assert_uint_eq(wc.byte_len, 8);
 	ck_assert_int_eq(tv_vf_poll_cq(w.cq[1], 1, &wc), 0);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 5; i++)
 		ck_assert_int_eq(tv_vf_poll_cq(w.cq[0], 1, &wc), 1);
 	w_close(&w);
 }
@@ -853,6 +894,29 @@ START_TEST(dup_twin_refused)
 }
 END_TEST
 
+/* A duplicate's twin flushed with its WR: polled one at a time, the
+ * caller only gets its own WR. */
+START_TEST(dup_twin_flushed_unseen)
+{
+	struct w w;
+	struct tv_vf_qp_attr err = { .qp_state = TV_QPS_ERR };
+	struct tv_vf_wc wc[4];
+
+	w_open(&w, "vf/write/dup", 8);
+	ck_assert_int_eq(post_w(&w, 0, TV_WR_RDMA_WRITE_WITH_IMM, 0, 8, 0, 7,
+				3),
+			 0);
+	ck_assert_int_eq(tv_vf_modify_qp(w.qp[0], &err, TV_QP_STATE), 0);
+	ck_assert_int_eq(tv_vf_poll_cq(w.cq[0], 1, wc), 1);
+	ck_assert_uint_eq(wc[0].wr_id, 3);
+	ck_assert_int_eq(wc[0].status, TV_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(tv_vf_poll_cq(w.cq[0], 4, wc), 0);
+	ck_assert_uint_eq(fires_of(w.flt, "vf/write/dup"), 1);
+	run_w(&w);
+	w_close(&w);
+}
+END_TEST
+
 /* ---- taps -------------------------------------------------------------------- */
 
 struct tap_log {
@@ -873,6 +937,8 @@ START_TEST(tap_without_poll_hook)
 	struct w w;
 	struct tap_log log = { 0 };
 	struct tv_flt_tap tap = { .event = tap_log_event, .ctx = &log };
+	static struct tap_log log0;
+	struct tv_flt_tap tap0 = { .event = tap_log_event, .ctx = &log0 };
 	struct tv_vf_mr *big;
 	struct tv_vf_sge sg[2];
 	struct tv_vf_recv_wr rwr = { .wr_id = 40, .sg_list = sg, .num_sge = 2 };
@@ -900,14 +966,23 @@ START_TEST(tap_without_poll_hook)
 	ck_assert_int_eq(log.ev[1].kind, TV_FLT_TAP_POST_RECV);
 	ck_assert_uint_eq(log.ev[1].len, 32);
 	ck_assert_uint_eq(log.ev[1].qp, 0);
-	ck_assert_int_eq(post_w(&w, 0, TV_WR_SEND, 0, 16, 0, 0, 1), 0);
+	ck_assert_int_eq(tv_flt_set_tap(w.dev[0], &tap0), 0);
+	ck_assert_int_eq(post_w(&w, 0, TV_WR_SEND_WITH_IMM, 0, 16, 0, 0xabc,
+				1),
+			 0);
+	ck_assert_int_eq(log0.n, 1);
+	ck_assert_int_eq(log0.ev[0].kind, TV_FLT_TAP_POST_SEND);
+	ck_assert(log0.ev[0].has_imm);
+	ck_assert_uint_eq(log0.ev[0].imm, 0xabc);
+	ck_assert_uint_eq(log0.ev[0].len, 16);
 	run_w(&w);
 	ck_assert_int_eq(tv_vf_poll_cq(w.cq[1], 2, wc), 1);
 	ck_assert_int_eq(log.n, 3);
 	ck_assert_int_eq(log.ev[2].kind, TV_FLT_TAP_POLL);
 	ck_assert_uint_eq(log.ev[2].wr_id, 40);
 	ck_assert_uint_eq(log.ev[2].len, 16);
-	ck_assert(!log.ev[2].has_imm);
+	ck_assert(log.ev[2].has_imm);
+	ck_assert_uint_eq(log.ev[2].imm, 0xabc);
 	ck_assert_uint_eq(log.ev[2].cq, 0);
 	ck_assert_int_eq(tv_vf_dereg_mr(big), 0);
 	w_close(&w);
@@ -935,6 +1010,7 @@ static Suite *faults_edges_suite(void)
 	tcase_add_test(tc, corrupt_negative_bits);
 	tcase_add_test(tc, corrupt_many_bits_two_sges);
 	tcase_add_test(tc, dup_twin_refused);
+	tcase_add_test(tc, dup_twin_flushed_unseen);
 	tcase_add_test(tc, tap_without_poll_hook);
 	suite_add_tcase(s, tc);
 	return s;

@@ -2109,6 +2109,57 @@ START_TEST(test_place_bad_local_sge)
 }
 END_TEST
 
+/* tv_prng_below rejects the low draws that would bias it: with a bound
+ * just past 2^63 about half of them. */
+START_TEST(test_prng_below_rejects)
+{
+	const uint64_t bound = (1ull << 63) + 1;
+	const uint64_t threshold = (0 - bound) % bound;
+	struct tv_prng a, b;
+	int rejected = 0;
+
+	tv_prng_init(&a, 11);
+	tv_prng_init(&b, 11);
+	for (int i = 0; i < 32; i++) {
+		uint64_t v = tv_prng_below(&a, bound), r;
+
+		while ((r = tv_prng_next(&b)) < threshold)
+			rejected++;
+		ck_assert_uint_eq(v, r % bound);
+		ck_assert_uint_lt(v, bound);
+	}
+	ck_assert_int_gt(rejected, 0);
+}
+END_TEST
+
+/* A refused post's delivery and placement events, never posted again:
+ * stale, nothing lands, nothing completes. */
+START_TEST(test_oom_place_no_retry)
+{
+	struct tv_sim_config cfg;
+	struct fix f;
+	struct tv_vf_wc wc;
+	uint8_t zero[2048] = { 0 };
+
+	cfg_test(&cfg);
+	cfg.placement = TV_SIM_PLACE_RANDOM8;
+	fix_init_cfg(&f, &cfg);
+	connect_pair(&f);
+	fill(f.s[0].buf, BUF, 63);
+	evq_fill_to(f.sim, f.sim->evq.cap - 2);
+	oom_arm(0);
+	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 2048, 0,
+				 TV_SEND_SIGNALED, 1),
+			 -ENOMEM);
+	ck_assert(oom_disarm());
+	ck_assert_int_eq(tv_sim_run(f.sim, 1000000, 0), -ETIMEDOUT);
+	ck_assert_int_eq(tv_vf_poll_cq(f.s[0].scq, 1, &wc), 0);
+	ck_assert_mem_eq(f.s[1].buf, zero, sizeof(zero));
+	ck_assert_int_eq(f.s[0].qp->state, TV_QPS_RTS);
+	fix_fini(&f);
+}
+END_TEST
+
 static Suite *sim_edges_suite(void)
 {
 	Suite *s = suite_create("sim_edges");
@@ -2175,6 +2226,8 @@ static Suite *sim_edges_suite(void)
 	tcase_add_test(tc, test_retry_exceeded_due_in_the_past);
 	tcase_add_test(tc, test_stale_events_after_err);
 	tcase_add_test(tc, test_place_bad_local_sge);
+	tcase_add_test(tc, test_prng_below_rejects);
+	tcase_add_test(tc, test_oom_place_no_retry);
 	suite_add_tcase(s, tc);
 	return s;
 }
