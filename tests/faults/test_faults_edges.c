@@ -917,6 +917,24 @@ START_TEST(dup_twin_flushed_unseen)
 }
 END_TEST
 
+/* sim/deliver/delay with an arg: each delivery that much later. */
+START_TEST(sim_delay_with_arg)
+{
+	struct w w;
+	uint64_t t;
+
+	w_open(&w, "sim/deliver/delay:arg=5000", 8);
+	ck_assert_int_eq(post_w(&w, 0, TV_WR_RDMA_WRITE, 0, 16, 0, 0, 1), 0);
+	ck_assert_int_eq(tv_vf_wait(w.dev[0], UINT64_MAX), 0);
+	t = tv_sim_now_ns(w.sim);
+	/* 16 ns on the wire, 1000 ns of link, 5000 ns late, 1000 ns back */
+	ck_assert_uint_eq(t, 16 + 1000 + 5000 + 1000);
+	ck_assert_int_eq(poll_one(&w, 0).status, TV_WC_SUCCESS);
+	ck_assert_uint_eq(fires_of(w.flt, "sim/deliver/delay"), 1);
+	w_close(&w);
+}
+END_TEST
+
 /* ---- taps -------------------------------------------------------------------- */
 
 struct tap_log {
@@ -1011,6 +1029,7 @@ static Suite *faults_edges_suite(void)
 	tcase_add_test(tc, corrupt_many_bits_two_sges);
 	tcase_add_test(tc, dup_twin_refused);
 	tcase_add_test(tc, dup_twin_flushed_unseen);
+	tcase_add_test(tc, sim_delay_with_arg);
 	tcase_add_test(tc, tap_without_poll_hook);
 	suite_add_tcase(s, tc);
 	return s;
