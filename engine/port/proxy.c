@@ -246,6 +246,10 @@ static int handle_work(struct tv_port_proxy *proxy, struct tv_port_sem *sem,
 			    " of memory %u to %" PRIu64 " of memory %u: out "
 			    "of range", f->size_bytes, f->src_off, f->src_id,
 			    f->dst_off, f->dst_id);
+	else if (ret == -ENOTCONN) /* nothing posted: never silently */
+		bad_trigger(proxy, pos, t, "semaphore %u has no peer (no "
+			    "remote handle, or its connection is not "
+			    "connected)", f->sem_id);
 	proxy->st.data += data;
 	proxy->st.flags += flag;
 	return ret;
@@ -288,7 +292,8 @@ static int handle(struct tv_port_proxy *proxy,
 			     TV_PORT_BREAK_BLOCKING_FLUSH))
 			proxy->blocked_on = conn;
 	}
-	/* -EIO: the connection failed now; -EINVAL: a bad trigger. */
+	/* -EIO: the connection failed now; -EINVAL, -ENOTCONN: a bad
+	 * trigger. */
 	assert(ret != -EAGAIN);
 	return 0;
 }

@@ -396,7 +396,8 @@ struct tv_port_fifo *tv_port_proxy_fifo(struct tv_port_proxy *proxy);
 bool tv_port_proxy_idle(const struct tv_port_proxy *proxy);
 /* When an injected stall or hold ends (progress then), or 0: none. */
 uint64_t tv_port_proxy_wake_ns(const struct tv_port_proxy *proxy);
-/* A trigger the proxy could not use (bad id, range): why, or "". */
+/* A trigger the proxy could not use (bad id, range, a semaphore with no
+ * peer): why, or "". */
 const char *tv_port_proxy_error(const struct tv_port_proxy *proxy);
 
 struct tv_port_proxy_stats {
