@@ -184,8 +184,10 @@ int tv_gather_start(struct tv_gather_ctx *ctx, const uint64_t *ids, size_t n,
 	op->t0_ns = tv_vf_now_ns(ctx->dev);
 	op->res.rows = n;
 	split_rows(ctx, ids, n);
-	qsort(op->rr, op->nrr, sizeof(*op->rr),
-	      ctx->cfg.sort_ids ? rrow_cmp_id : rrow_cmp_pos);
+	/* Not with no rows: op->rr may be NULL yet (qsort's is nonnull). */
+	if (op->nrr > 1)
+		qsort(op->rr, op->nrr, sizeof(*op->rr),
+		      ctx->cfg.sort_ids ? rrow_cmp_id : rrow_cmp_pos);
 	ret = grow((void **)&op->errs, &op->errs_cap, op->nrr ? op->nrr : 1,
 		   sizeof(*op->errs));
 	if (!ret)

@@ -259,29 +259,44 @@ int g_reconnect_due(struct tv_gather_ctx *ctx, uint64_t now)
 /*
  * The shared CQ overflowed (it never should: it has room for every WR):
  * it is unusable and its QPs are in ERR.  A new CQ, new client QPs on
- * it, their lists read again once the host has reconnected them.
+ * it, their lists read again once the host has reconnected them.  All or
+ * nothing: when the device refuses one of the new objects everything
+ * stays on the old CQ, whose next poll says overflow again.
  */
 int g_cq_rebuild(struct tv_gather_ctx *ctx)
 {
+	uint32_t nq = ctx->cfg.qps_per_peer, np = ctx->cfg.nodes;
 	struct tv_vf_cq *old = ctx->cq, *cq;
-	int ret = tv_vf_create_cq(ctx->dev, ctx->cq_size, &cq);
+	struct tv_vf_qp **fresh;
+	int ret;
 
+	fresh = calloc((size_t)np * nq, sizeof(*fresh));
+	if (!fresh)
+		return -ENOMEM;
+	ret = tv_vf_create_cq(ctx->dev, ctx->cq_size, &cq);
 	if (ret)
-		return ret;
-	ctx->cq = cq;
-	for (uint32_t p = 0; p < ctx->cfg.nodes; p++) {
-		for (uint32_t k = 0; p != ctx->cfg.node_id &&
-				     k < ctx->cfg.qps_per_peer; k++) {
+		goto out;
+	ctx->cq = cq; /* qp_new puts client QPs on ctx->cq */
+	for (uint32_t p = 0; !ret && p < np; p++)
+		for (uint32_t k = 0; !ret && p != ctx->cfg.node_id && k < nq;
+		     k++)
+			ret = qp_new(ctx, TV_GATHER_CLIENT, &fresh[p * nq + k]);
+	if (ret) {
+		for (size_t i = 0; i < (size_t)np * nq; i++)
+			if (fresh[i])
+				tv_vf_destroy_qp(fresh[i]);
+		tv_vf_destroy_cq(cq);
+		ctx->cq = old;
+		goto out;
+	}
+	for (uint32_t p = 0; p < np; p++) {
+		for (uint32_t k = 0; p != ctx->cfg.node_id && k < nq; k++) {
 			struct g_qp *g = &ctx->peers[p].cli[k];
-			struct tv_vf_qp *fresh;
 
 			if (g->inflight)
 				g_qp_drop_lists(ctx, p, k, -EOVERFLOW);
-			ret = qp_new(ctx, TV_GATHER_CLIENT, &fresh);
-			if (ret)
-				return ret; /* the old CQ stays: destroy frees */
 			tv_vf_destroy_qp(g->qp);
-			g->qp = fresh;
+			g->qp = fresh[p * nq + k];
 			g->posted_wrs = g->reclaimed_wrs = 0;
 			if (g->state == GQ_UP || g->state == GQ_FAILED) {
 				g->state = GQ_FAILED;
@@ -291,5 +306,7 @@ int g_cq_rebuild(struct tv_gather_ctx *ctx)
 		}
 	}
 	tv_vf_destroy_cq(old);
-	return 0;
+out:
+	free(fresh);
+	return ret;
 }
