@@ -123,6 +123,15 @@ static int replay_sim(const char *file)
 		print_line("recorded:", r.expected, "(the recording has no more events of that node)");
 		print_line("simulator:", r.actual, "(the simulator did nothing more on that node)");
 	}
+	if (r.ops_places)
+		printf("replay --sim: operations: %" PRIu64 " recorded time points; %"
+		       PRIu64 " first operation(s) held back to their recorded place, %"
+		       PRIu64 " started without it after 5 ms\n",
+		       r.ops_places, r.ops_waited, r.ops_forced);
+	if (r.fires)
+		printf("replay --sim: faults: %" PRIu64 " recorded firing(s), %" PRIu64
+		       " fired again in the simulator (same node, point and hit)\n",
+		       r.fires, r.fires_same);
 	for (int i = 0; i < TV_TB_REPLAY_SIM_FAILS && r.sim_failures[i][0]; i++)
 		printf("replay --sim: the simulator's run: FAIL: %s\n",
 		       r.sim_failures[i]);

@@ -318,20 +318,20 @@ static bool node_rule_fires(struct tv_flt *flt, struct flt_slot *slot,
 
 /*
  * libfiu fired a point the injector was not asked about (fiu-ctrl,
- * fiu-run): counted and observed like the injector's own firings.
+ * fiu-run): counted and observed like the injector's own firings, by the
+ * injector the firing device was wrapped with, active or not yet (a
+ * fiu-ctrl firing may come while a node still connects).
  */
-void tv__flt_external(const char *point)
+void tv__flt_external(struct tv_flt *flt, const char *point)
 {
-	struct tv_flt *flt;
 	int i = point_index(point);
 
+	if (i < 0)
+		return;
 	pthread_mutex_lock(&decide_lock);
-	flt = active_flt;
-	if (flt && i >= 0) {
-		flt->slots[i].stats.fires++;
-		if (flt->observe)
-			flt->observe(flt->observe_ctx, point, 0);
-	}
+	flt->slots[i].stats.fires++;
+	if (flt->observe)
+		flt->observe(flt->observe_ctx, point, 0);
 	pthread_mutex_unlock(&decide_lock);
 }
 

@@ -20,8 +20,10 @@ struct tv__flt_site {
 };
 extern _Thread_local struct tv__flt_site *tv__flt_site;
 
-/* A firing libfiu decided without the injector: count it, observe it. */
-void tv__flt_external(const char *point);
+struct tv_flt;
+/* A firing libfiu decided without the injector: flt (the device's) counts
+ * it and observes it. */
+void tv__flt_external(struct tv_flt *flt, const char *point);
 
 /* The seeded decision for one hit of an armed point (fiu's callback). */
 bool tv__flt_decide(const char *point, int64_t *arg_p);

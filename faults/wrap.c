@@ -147,7 +147,7 @@ static bool flt_point(struct tv_vf_device *dev, enum flt_pt pt)
 	tv__flt_site = &site;
 	fire = fiu_fail(pt_names[pt]) != 0;
 	if (fire && !site.decided)
-		tv__flt_external(pt_names[pt]);
+		tv__flt_external(d->flt, pt_names[pt]);
 	tv__flt_site = NULL;
 	return fire;
 }
@@ -413,21 +413,26 @@ static int w_poll_cq(struct tv_vf_cq *cq, int n, struct tv_vf_wc *wc)
 	/* A twin may still complete (flushed): the caller never posted it. */
 	do {
 		got = tv_vf_poll_cq(to_cq(cq)->inner, n, wc);
-		if (got <= 0)
+		if (got < 0)
 			return got;
 		for (i = 0, kept = 0; i < got; i++)
 			if (wc[i].wr_id != FLT_TWIN_WRID)
 				wc[kept++] = wc[i];
 	} while (!kept && got == n);
-	FLT_ON(cq->dev, PT_CQ_REORDER, recv_first(wc, kept));
-	if (kept && tapped(cq->dev)) {
+	if (got)
+		FLT_ON(cq->dev, PT_CQ_REORDER, recv_first(wc, kept));
+	if (tapped(cq->dev)) {
 		struct flt_dev *d = to_dev(cq->dev);
 
-		/* What the caller gets is what is recorded: after the hook. */
+		/*
+		 * What the caller gets is what is recorded: after the hook,
+		 * which sees empty polls too (it may hand out what it held).
+		 */
 		if (d->tap.poll)
 			kept = d->tap.poll(d->tap.ctx, to_cq(cq)->idx, wc,
 					   kept, n);
-		tap_polled(to_cq(cq), wc, kept);
+		if (kept)
+			tap_polled(to_cq(cq), wc, kept);
 	}
 	return kept;
 }

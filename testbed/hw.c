@@ -675,6 +675,11 @@ static int hw_steps(struct tv_tb_hw *hw)
 		ret = faults_start(hw);
 	tv_tb_hw_log(hw, "start: %zu time points", hw->ntimes);
 	for (size_t i = 0; !ret && i < hw->ntimes; i++) {
+		/* Where the operations start among the verbs events: replay
+		 * --sim starts them at the same place (docs/recording.md). */
+		if (hw->tap)
+			tb_tap_step(hw->tap, hw->o->node, hw->times[i],
+				    tb_wall_ns());
 		ret = hw->ops->time_point(hw, hw->st, hw->times[i]);
 		if (!ret)
 			ret = tv_tb_hw_barrier(hw,

@@ -74,6 +74,8 @@ static int tap_push(struct tv_tb_tap *t, const struct tb_tap_rec *rec)
 		t->cap = cap;
 	}
 	t->recs[t->n++] = *rec;
+	if (rec->src == TB_TAP_SRC_VERBS && rec->node < t->nnodes && t->nodes)
+		t->nodes[rec->node].events++;
 out:
 	pthread_mutex_unlock(&t->lock);
 	return ret;
@@ -128,6 +130,17 @@ void tb_tap_fire(struct tv_tb_tap *t, uint32_t node, const char *point,
 	/* A wrapper point: the hit number the firing node itself counted. */
 	if (tv_flt_firing_site(&site_node, &rec.node_hit) && site_node != node)
 		rec.node_hit = 0;
+	tap_push(t, &rec);
+}
+
+void tb_tap_step(struct tv_tb_tap *t, uint32_t node, uint64_t at_ns,
+		 uint64_t now_ns)
+{
+	struct tb_tap_rec rec = {
+		.t_ns = now_ns - t->t0_ns, .node = node,
+		.src = TB_TAP_SRC_STEP, .hit = at_ns,
+	};
+
 	tap_push(t, &rec);
 }
 
@@ -194,6 +207,12 @@ json_t *tb_tap_line(const struct tb_tap_rec *r, uint64_t i)
 	const struct tv_flt_point_info *pts;
 	size_t n;
 
+	if (r->src == TB_TAP_SRC_STEP)
+		return json_pack("{s:I, s:I, s:s, s:s, s:i, s:o}",
+				 "i", (json_int_t)i, "t", (json_int_t)r->t_ns,
+				 "src", "workload", "kind", "STEP",
+				 "node", (int)r->node,
+				 "at_ns", tv_tb_json_u64(r->hit));
 	if (r->src == TB_TAP_SRC_FIRE) {
 		json_t *l;
 

@@ -28,6 +28,7 @@ struct follow_q {
 	size_t nexp, pos;
 	struct tv_vf_wc *held;
 	json_t **held_lines;       /* each held completion as the tap's line */
+	uint64_t first_held_ns;    /* when the oldest held one was held */
 	size_t nheld, capheld;
 	bool gave_up;              /* diverged: completions pass as they come */
 };
@@ -38,10 +39,43 @@ struct follow_q {
  * run (and cost a comparison per held completion each time).
  */
 #define FOLLOW_MAX_HELD 128
+/*
+ * Nor may a completion of a device's recording be held longer than this
+ * (virtual time): the engine would wait for it, and its timers, not the
+ * recording, would decide what happens next.  The hold arms a wake-up
+ * for then.  (A simulator's recording replays identically: nothing waits
+ * for a completion that never comes, and an extra wake-up would be an
+ * event the recorded run did not have.)
+ */
+#define FOLLOW_MAX_HOLD_NS (1000ull * 1000)
+
+/*
+ * Where a node started a time point of the scenario on real verbs: after
+ * `need` of its verbs events (its STEP line).  The simulator starts the
+ * node's operations due then only once its node made as many.
+ */
+struct follow_gate {
+	uint32_t node;
+	uint64_t at_ns;
+	uint64_t need;
+};
+
+/*
+ * An operation waits for its place this long at most (virtual time): the
+ * events before it may never all come in the simulator (another order of
+ * completions, a message the simulator did not need to retry).
+ */
+#define FOLLOW_GATE_MAX_NS (5ull * 1000 * 1000)
 
 struct follow {
 	json_t **lines;            /* the recording's event lines */
 	size_t nlines;
+	struct follow_gate *gates; /* by node, then at_ns */
+	size_t ngates;
+	struct tv_tb_tap *tap;     /* the simulator's events */
+	uint64_t *first_at;        /* per node: the first time point asked */
+	bool hw;                   /* recorded on a device, not simulated */
+	uint64_t ops_waited, ops_forced;
 	json_t *summary;
 	struct follow_q *qs;
 	size_t nqs;
@@ -177,6 +211,10 @@ static int hold(struct tb_tap_node *tn, struct follow_q *q,
 	line = wc_line(tn, q->cq, wc);
 	if (!line)
 		return -ENOMEM;
+	if (!q->nheld && ((struct follow *)tn->tap->follow)->hw) {
+		q->first_held_ns = tv_vf_now_ns(tn->dev);
+		tv_vf_wake_at(tn->dev, q->first_held_ns + FOLLOW_MAX_HOLD_NS);
+	}
 	q->held[q->nheld] = *wc;
 	q->held_lines[q->nheld++] = line;
 	return 0;
@@ -203,13 +241,15 @@ static void unhold(struct follow_q *q, size_t i, struct tv_vf_wc *out)
 }
 
 /* Out of q, in the recorded order, what matches: at most room. */
-static int release(struct follow *f, struct follow_q *q,
+static int release(struct follow *f, struct follow_q *q, uint64_t now_ns,
 		   struct tv_vf_wc *out, int room)
 {
 	int n = 0;
 	long i;
 
-	if (!q->gave_up && q->nheld > FOLLOW_MAX_HELD) {
+	if (!q->gave_up && (q->nheld > FOLLOW_MAX_HELD ||
+			    (f->hw && q->nheld && now_ns - q->first_held_ns >=
+					 FOLLOW_MAX_HOLD_NS))) {
 		q->gave_up = true;
 		f->gave_up++;
 	}
@@ -223,6 +263,7 @@ static int release(struct follow *f, struct follow_q *q,
 			i = 0;
 		}
 		unhold(q, (size_t)i, &out[n++]);
+		q->first_held_ns = now_ns;
 	}
 	return n;
 }
@@ -240,7 +281,8 @@ static int follow_poll(void *ctx, uint32_t cq, struct tv_vf_wc *wc, int got,
 {
 	struct tb_tap_node *tn = ctx;
 	struct follow *f = tn->tap->follow;
-	struct tv_vf_wc *in = malloc((size_t)got * sizeof(*in));
+	struct tv_vf_wc *in = malloc(((size_t)got + 1) * sizeof(*in));
+	uint64_t now = tv_vf_now_ns(tn->dev);
 	struct follow_q *q;
 	int out = 0;
 
@@ -260,9 +302,14 @@ static int follow_poll(void *ctx, uint32_t cq, struct tv_vf_wc *wc, int got,
 			f->err = -ENOMEM;
 			break;
 		}
-		out += release(f, q, wc + out, cap - out);
+		out += release(f, q, now, wc + out, cap - out);
 	}
 	free(in);
+	/* Held too long on this CQ (an empty poll after the wake-up). */
+	for (size_t i = 0; i < f->nqs && out < cap; i++)
+		if (f->qs[i].node == tn->node && f->qs[i].cq == cq &&
+		    f->qs[i].nheld)
+			out += release(f, &f->qs[i], now, wc + out, cap - out);
 	return out;
 }
 
@@ -293,8 +340,88 @@ static int index_polls(struct follow *f, char *err, size_t cap)
 	return 0;
 }
 
+static int gate_cmp(const void *a, const void *b)
+{
+	const struct follow_gate *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return x->at_ns < y->at_ns ? -1 : x->at_ns > y->at_ns;
+}
+
+/* The STEP lines, each with the count of its node's verbs events before. */
+static int index_gates(struct follow *f, uint32_t nodes)
+{
+	uint64_t *seen = calloc(nodes ? nodes : 1, sizeof(*seen));
+	const char *src;
+	uint32_t node;
+	json_t *l;
+
+	f->gates = calloc(f->nlines + 1, sizeof(*f->gates));
+	f->first_at = malloc((nodes ? nodes : 1) * sizeof(*f->first_at));
+	if (!seen || !f->gates || !f->first_at) {
+		free(seen);
+		return -ENOMEM;
+	}
+	for (uint32_t n = 0; n < nodes; n++)
+		f->first_at[n] = UINT64_MAX;
+	for (size_t i = 0; i < f->nlines; i++) {
+		l = f->lines[i];
+		node = (uint32_t)json_integer_value(json_object_get(l, "node"));
+		src = json_string_value(json_object_get(l, "src"));
+		if (node >= nodes || !src)
+			continue;
+		if (!strcmp(src, "verbs"))
+			seen[node]++;
+		else if (!strcmp(src, "workload") &&
+			 json_is_integer(json_object_get(l, "at_ns")))
+			f->gates[f->ngates++] = (struct follow_gate){ node,
+				(uint64_t)json_integer_value(json_object_get(l, "at_ns")),
+				seen[node] };
+	}
+	qsort(f->gates, f->ngates, sizeof(*f->gates), gate_cmp);
+	free(seen);
+	return 0;
+}
+
+/*
+ * tv_tb_run_opts.op_gate: has the node made the events it made before
+ * its first operations?  Only the first time point waits: that is where
+ * processes on real verbs start unevenly (one node's first message is
+ * polled before the other node's operations start).  Later counts differ
+ * with the protocol's timing-dependent choices (rxe is slow enough that
+ * an ACK goes alone rather than riding on a tensor write), and holding
+ * each later operation to a count it never reaches would only delay it.
+ */
+static bool follow_gate(void *ctx, uint32_t node, uint64_t at_ns,
+			uint64_t waited_ns)
+{
+	struct follow *f = ctx;
+	struct follow_gate key = { node, at_ns, 0 };
+	const struct follow_gate *g;
+
+	if (node >= f->tap->nnodes)
+		return true;
+	if (f->first_at[node] == UINT64_MAX)
+		f->first_at[node] = at_ns;
+	if (at_ns != f->first_at[node])
+		return true;
+	g = bsearch(&key, f->gates, f->ngates, sizeof(key), gate_cmp);
+	if (!g ||
+	    f->tap->nodes[node].events >= g->need) {
+		f->ops_waited += waited_ns > 0;
+		return true;
+	}
+	if (waited_ns < FOLLOW_GATE_MAX_NS)
+		return false;
+	f->ops_forced++;
+	return true;
+}
+
 static void follow_free(struct follow *f)
 {
+	free(f->gates);
+	free(f->first_at);
 	for (size_t i = 0; i < f->nlines; i++)
 		json_decref(f->lines[i]);
 	free(f->lines);
@@ -417,6 +544,7 @@ static int load_header(struct tb_trace_reader *rd, struct follow *f,
 		return -EINVAL;
 	}
 	snprintf(h->backend, sizeof(h->backend), "%s", backend);
+	f->hw = strcmp(backend, "sim") != 0;
 	h->seed = th.seed;
 	scj = strcmp(backend, "sim") ? hw_scenario(th.scenario) :
 				       json_incref(th.scenario);
@@ -458,12 +586,16 @@ static char *line_text(json_t *line)
  * brings QPs up one connection at a time); inside a stream the order is
  * the protocol's.
  */
+/* -2: not compared (a STEP: where the node started operations). */
 static int64_t stream_of_line(json_t *l)
 {
 	json_t *qp = json_object_get(l, "qp");
 	const char *kind = json_string_value(json_object_get(l, "kind"));
+	const char *src = json_string_value(json_object_get(l, "src"));
 	bool poll = kind && !strcmp(kind, "POLL");
 
+	if (src && !strcmp(src, "workload"))
+		return -2;
 	return json_is_integer(qp) ? 2 * json_integer_value(qp) + poll : -1;
 }
 
@@ -641,6 +773,43 @@ static void compare_outcome(struct follow *f, const struct tv_tb_result *res,
 	json_decref(sum);
 }
 
+/* Did the simulator fire this recorded FIRE: its node, point and hit? */
+static bool fire_again(const struct tv_tb_tap *t, json_t *l)
+{
+	const struct tv_flt_point_info *pts, *pt;
+	json_t *nh = json_object_get(l, "node_hit");
+	uint64_t hit = (uint64_t)json_integer_value(nh ? nh :
+					json_object_get(l, "hit"));
+	json_int_t node = json_integer_value(json_object_get(l, "node"));
+	size_t n;
+
+	pt = tv_flt_point_find(json_string_value(json_object_get(l, "point")));
+	if (!pt)
+		return false;
+	pts = tv_flt_points(&n);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct tb_tap_rec *r = &t->recs[i];
+
+		if (r->src == TB_TAP_SRC_FIRE && r->point == pt - pts &&
+		    r->node == node && (nh ? r->node_hit : r->hit) == hit)
+			return true;
+	}
+	return false;
+}
+
+static void compare_fires(const struct follow *f, const struct tv_tb_tap *t,
+			  struct tv_tb_replay_sim_report *rep)
+{
+	for (size_t i = 0; i < f->nlines; i++) {
+		json_t *l = f->lines[i];
+
+		if (strcmp(json_string_value(json_object_get(l, "src")), "fault"))
+			continue;
+		rep->fires++;
+		rep->fires_same += fire_again(t, l);
+	}
+}
+
 static size_t held_left(const struct follow *f)
 {
 	size_t n = 0;
@@ -664,15 +833,24 @@ static int run_followed(struct follow *f, struct rec_header *h,
 		return rc;
 	t->poll = follow_poll;
 	t->follow = f;
+	f->tap = t;
 	tv_tb_run_opts_init(&opts, h->sc);
 	opts.seed = h->seed;
 	opts.tap = t;
+	if (f->ngates) {
+		opts.op_gate = follow_gate;
+		opts.op_gate_ctx = f;
+	}
 	rc = tv_tb_run(h->sc, &opts, &run);
 	if (!rc && !(rc = f->err ? f->err : t->err) &&
 	    !(rc = first_divergence(f, t, h->sc->nodes, rep))) {
 		compare_outcome(f, tv_tb_run_result(run), tv_tb_run_failures(run),
 				rep);
+		compare_fires(f, t, rep);
 		rep->held = held_left(f);
+		rep->ops_places = f->ngates;
+		rep->ops_waited = f->ops_waited;
+		rep->ops_forced = f->ops_forced;
 		rep->gave_up = f->gave_up;
 		rep->sim_events = t->n;
 	}
@@ -697,6 +875,8 @@ int tv_tb_replay_sim(const char *path, struct tv_tb_replay_sim_report *rep)
 	rc = load_header(&rd, &f, &h, rep->err, sizeof(rep->err));
 	if (!rc)
 		rc = index_polls(&f, rep->err, sizeof(rep->err));
+	if (!rc)
+		rc = index_gates(&f, h.sc->nodes);
 	if (!rc) {
 		snprintf(rep->backend, sizeof(rep->backend), "%s", h.backend);
 		rep->events = f.nlines;

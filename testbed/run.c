@@ -196,6 +196,40 @@ int tv_tb_run_schedule(struct tv_tb_run *run, uint64_t at_ns, uint32_t node,
 	return tv_sim_schedule(run->sim, at_ns, node, fn, arg);
 }
 
+/* Asked again this often (virtual ns) while the gate holds it back. */
+#define TB_GATE_RETRY_NS 1000
+
+static void gated_cb(void *arg)
+{
+	struct tb_gated_op *g = arg;
+	struct tv_tb_run *r = g->run;
+	uint64_t now = tv_sim_now_ns(r->sim);
+
+	if (!r->opts.op_gate(r->opts.op_gate_ctx, g->node, g->at_ns,
+			     now - g->at_ns) &&
+	    !tv_sim_schedule(r->sim, now + TB_GATE_RETRY_NS, g->node,
+			     gated_cb, g))
+		return;
+	g->fn(g->arg);
+}
+
+int tv_tb_run_schedule_op(struct tv_tb_run *run, uint64_t at_ns,
+			  uint32_t node, void (*fn)(void *arg), void *arg)
+{
+	struct tb_gated_op *g;
+
+	if (!run->opts.op_gate)
+		return tv_tb_run_schedule(run, at_ns, node, fn, arg);
+	assert(node < run->sc->nodes);
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	*g = (struct tb_gated_op){ .next = run->gated, .run = run,
+		.node = node, .at_ns = at_ns, .fn = fn, .arg = arg };
+	run->gated = g;
+	return tv_sim_schedule(run->sim, at_ns, node, gated_cb, g);
+}
+
 static void progress_cb(void *arg, uint32_t node)
 {
 	struct tb_node *ns = arg;
@@ -372,6 +406,12 @@ void tv_tb_run_free(struct tv_tb_run *run)
 		return;
 	if (run->wl && run->ops->state_free)
 		run->ops->state_free(run->wl);
+	while (run->gated) {
+		struct tb_gated_op *g = run->gated;
+
+		run->gated = g->next;
+		free(g);
+	}
 	tb_failures_free(&run->fails);
 	free(run);
 }

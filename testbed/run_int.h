@@ -30,11 +30,22 @@ struct tb_check {
 	uint64_t error_cqes;
 };
 
+/* An operation the run's op_gate may hold back (tv_tb_run_schedule_op). */
+struct tb_gated_op {
+	struct tb_gated_op *next;  /* every one made: freed with the run */
+	struct tv_tb_run *run;
+	uint32_t node;
+	uint64_t at_ns;
+	void (*fn)(void *arg);
+	void *arg;
+};
+
 struct tv_tb_run {
 	const struct tv_tb_scenario *sc;
 	const struct tv_tb_workload_ops *ops;
 	struct tv_tb_run_opts opts;
 	struct tb_rec *rec;        /* every event, or NULL */
+	struct tb_gated_op *gated; /* with opts.op_gate only */
 	void *wl;                  /* the workload's state */
 	struct tv_tb_failures fails;
 	struct tv_sim *sim;

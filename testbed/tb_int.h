@@ -202,12 +202,12 @@ json_t *tb_json_wr_op(uint32_t op);
 json_t *tb_json_wc_op(uint32_t op);
 json_t *tb_json_wc_status(uint32_t status);
 
-enum { TB_TAP_SRC_VERBS = 0, TB_TAP_SRC_FIRE = 1 };
+enum { TB_TAP_SRC_VERBS = 0, TB_TAP_SRC_FIRE = 1, TB_TAP_SRC_STEP = 2 };
 
 /* One recorded line, binary until the file is written. */
 struct tb_tap_rec {
 	uint64_t t_ns;             /* since the recording's start */
-	uint64_t hit;              /* FIRE: the point's hit */
+	uint64_t hit;              /* FIRE: the point's hit; STEP: at_ns */
 	uint64_t node_hit;         /* FIRE: the node's own hit, 0: unknown */
 	uint32_t node;
 	uint16_t point;            /* FIRE: index in tv_flt_points() */
@@ -219,6 +219,7 @@ struct tb_tap_node {
 	struct tv_tb_tap *tap;
 	uint32_t node;
 	struct tv_vf_device *dev;  /* the wrapped device */
+	uint64_t events;           /* its verbs events so far (under lock) */
 };
 
 typedef int (*tb_tap_poll_fn)(void *ctx, uint32_t cq, struct tv_vf_wc *wc,
@@ -247,6 +248,9 @@ int tb_tap_attach(struct tv_tb_tap *t, uint32_t node,
 		  struct tv_vf_device *wrapped);
 void tb_tap_fire(struct tv_tb_tap *t, uint32_t node, const char *point,
 		 uint64_t hit, uint64_t now_ns);
+/* A node starts the scenario's time point at_ns (serve: its STEP line). */
+void tb_tap_step(struct tv_tb_tap *t, uint32_t node, uint64_t at_ns,
+		 uint64_t now_ns);
 json_t *tb_tap_line(const struct tb_tap_rec *r, uint64_t i);
 int tb_rec_read_body(struct tb_trace_reader *rd, json_t ***lines_p,
 		     size_t *n_p, json_t **sum_p, char *err, size_t cap);

@@ -104,7 +104,8 @@ void tv_flt_deactivate(struct tv_flt *flt);
  * Observe every firing: the point and the hit number (the injector's
  * count over every node; 0 for a firing that libfiu decided alone, as
  * after fiu-ctrl(1) or fiu-run(1) enabled the point: the injector saw no
- * hit of it).  Called for those firings too while the injector is active.
+ * hit of it).  Those firings are observed by the injector the firing
+ * device was wrapped with, active or not.
  */
 typedef void (*tv_flt_fire_fn)(void *ctx, const char *point, uint64_t hit);
 void tv_flt_set_observer(struct tv_flt *flt, tv_flt_fire_fn fn, void *ctx);

@@ -177,6 +177,16 @@ struct tv_tb_run_opts {
 	 * even without a plan: its tap is what records.
 	 */
 	struct tv_tb_tap *tap;
+	/*
+	 * May node's scenario operation due at at_ns start now, waited_ns
+	 * after it was due?  NULL: always.  A false answer asks again a
+	 * microsecond later (virtual time).  replay --sim starts each
+	 * operation where the recording's node started it, among its verbs
+	 * events (tv_tb_run_schedule_op()).
+	 */
+	bool (*op_gate)(void *ctx, uint32_t node, uint64_t at_ns,
+			uint64_t waited_ns);
+	void *op_gate_ctx;
 };
 
 /* seed: the scenario's; everything else off. */
@@ -344,6 +354,11 @@ struct tv_tb_replay_sim_report {
 	size_t gave_up;             /* QPs that stopped following (diverged) */
 	bool same_outcome;          /* result, ops, ok and failed agree */
 	bool same_failure_kind;     /* both failed, first failure same kind */
+	uint64_t fires;             /* fault firings recorded ... */
+	uint64_t fires_same;        /* ... and fired again: node, point, hit */
+	uint64_t ops_places;        /* recorded time points (STEP lines) */
+	uint64_t ops_waited;        /* operations held back to their place */
+	uint64_t ops_forced;        /* ... started after waiting the most */
 	char rec_result[8], sim_result[8];
 	char rec_summary[96], sim_summary[96];
 #define TV_TB_REPLAY_SIM_FAILS 3

@@ -120,6 +120,13 @@ int tv_tb_run_device(struct tv_tb_run *run, uint32_t node,
  */
 int tv_tb_run_schedule(struct tv_tb_run *run, uint64_t at_ns, uint32_t node,
 		       void (*fn)(void *arg), void *arg);
+/*
+ * The same for one of the scenario's operations (a send, a receive, a
+ * batch): the run may hold it back until the node is where a recording
+ * started it (tv_tb_run_opts.op_gate).
+ */
+int tv_tb_run_schedule_op(struct tv_tb_run *run, uint64_t at_ns,
+			  uint32_t node, void (*fn)(void *arg), void *arg);
 /* Whose code runs now: set (returns the previous one) and restore. */
 uint32_t tv_tb_run_enter(struct tv_tb_run *run, uint32_t node);
 void tv_tb_run_leave(struct tv_tb_run *run, uint32_t prev);

@@ -222,8 +222,11 @@ START_TEST(libfiu_firing_is_counted_and_observed)
 }
 END_TEST
 
-/* Without an active injector a libfiu firing still fires, unobserved. */
-START_TEST(libfiu_firing_without_injector)
+/*
+ * Before the injector is active (a node still connecting), a libfiu
+ * firing is observed all the same, by the device's injector.
+ */
+START_TEST(libfiu_firing_before_activation)
 {
 	struct two w;
 
@@ -233,8 +236,11 @@ START_TEST(libfiu_firing_without_injector)
 				    FIU_ONETIME), 0);
 	ck_assert_int_eq(reg_once(&w, 0), -EIO); /* failinfo: the errno */
 	ck_assert_int_eq(reg_once(&w, 0), 0);
-	ck_assert_int_eq(w.seen.calls, 0);
-	ck_assert_uint_eq(tv_flt_total_fires(w.flt), 0);
+	ck_assert_int_eq(w.seen.calls, 1);
+	ck_assert(w.seen.has_site);
+	ck_assert_uint_eq(w.seen.node, 0);
+	ck_assert_uint_eq(w.seen.node_hit, 1);
+	ck_assert_uint_eq(tv_flt_total_fires(w.flt), 1);
 	fiu_disable("vf/reg_mr/fail");
 	two_close(&w);
 }
@@ -274,7 +280,7 @@ int main(void)
 	tcase_add_test(tc, node_rule_and_every_node_rule_together);
 	tcase_add_test(tc, node_rules_are_validated);
 	tcase_add_test(tc, libfiu_firing_is_counted_and_observed);
-	tcase_add_test(tc, libfiu_firing_without_injector);
+	tcase_add_test(tc, libfiu_firing_before_activation);
 	tcase_add_test(tc, no_site_outside_a_firing);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -92,6 +92,8 @@ node_fires)
 	cat "$work/out"
 	[ $rc -eq 0 ] && grep -q "replayed identically (ibverbs recording" "$work/out" ||
 		fail "node fires did not replay identically (exit $rc)"
+	grep -q "faults: 2 recorded firing(s), 2 fired again" "$work/out" ||
+		fail "the firings are not reported as fired again"
 	# Moved to another hit, the firing is found where it now differs.
 	sed 's/\("point":"vf\/qp\/error","hit":0,"node_hit":\)5/\16/' \
 		"$work/hw.jsonl" >"$work/moved.jsonl"

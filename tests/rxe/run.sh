@@ -492,13 +492,17 @@ hw_fault hw_request_drop "$cached" 1 "vf/msg/drop/TENSOR_REQUEST:nth=2,count=1"
 hw_fault hw_qp_error "$cached" 1 "vf/qp/error:nth=4,count=1"
 
 # fiu-ctrl(1) enables a point in a running process: one QP error, once.
+# Both processes record; the merged recording holds the firing (node 1,
+# its own hit number) and replay --sim fires it there again, with the
+# same outcome: the QP error, recovered.
 fiu_ctrl_test() {
 	local name=fiu_ctrl_qp_error file=$here/long_cached.json j rc bad=0 pids=() cl fifo errs pid
-	local ctl
+	local ctl rec=$work/fiu rv
 	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
 	command -v fiu-ctrl >/dev/null || { result "$name" skip "fiu-ctrl not installed (fiu-utils)"; return 0; }
 	# libfiu's FIFOs need a local file system (not the VM's 9p shares).
 	ctl=$(mktemp -d /tmp/fiu.XXXXXX)
+	mkdir -p "$rec"
 	port=$((port + 16))
 	cl=$(cluster 2 "$port")
 	for ((j = 1; j >= 0; j--)); do
@@ -506,6 +510,7 @@ fiu_ctrl_test() {
 		RDMA_DEVICE=$(dev_of "$j") TMPDIR=$ctl/$j timeout -k 5 $((tmo + 20)) \
 			"$tv" serve "$file" --node "$j" --cluster "$cl" \
 			--timeout "$tmo" --ack-timeout-ms 2000 --fiu-ctrl \
+			--record "$rec/$name.$j.jsonl" \
 			>"$work/$name.$j.log" 2>&1 &
 		pids[j]=$!
 	done
@@ -528,12 +533,38 @@ fiu_ctrl_test() {
 	done
 	rm -rf "$ctl"
 	errs=$(channel_errors "$name")
+	fiu_ctrl_replay "$name" "$rec" || bad=1
 	if [ "$bad" = 0 ] && [ "$errs" -ge 1 ]; then
-		result "$name" pass "(fiu-ctrl enabled vf/qp/error once in node 1, pid $pid: $errs channel errors recovered)"
+		result "$name" pass "(fiu-ctrl enabled vf/qp/error once in node 1, pid $pid: $errs channel errors recovered; recorded, replayed: $rv)"
 	else
 		result "$name" fail "(bad=$bad, channel errors $errs)"
-		tail -n 12 "$work/$name.0.log" "$work/$name.1.log" "$work/$name.ctl.log"
+		tail -n 12 "$work/$name.0.log" "$work/$name.1.log" "$work/$name.ctl.log" "$rec/$name.replay"
 	fi
+}
+
+# The fiu-ctrl run's recordings, merged and replayed in the simulator:
+# node 1 counted the firing itself, the recording has it with node 1's
+# hit number, and the simulator fires it at that hit with the same outcome.
+fiu_ctrl_replay() { # name dir; sets rv
+	local name=$1 rec=$2 out=$2/$1.replay
+	grep -q ", 1 faults fired here" "$work/$name.1.log" ||
+		{ echo "fiu-ctrl: node 1 did not count the firing"; return 1; }
+	"$tv" merge "$rec/$name.jsonl" "$rec/$name.0.jsonl" "$rec/$name.1.jsonl" \
+		>"$out" 2>&1 || { cat "$out"; return 1; }
+	grep -q '"kind":"FIRE","node":1,"point":"vf/qp/error","hit":0,"node_hit":[0-9]' \
+		"$rec/$name.jsonl" || { echo "fiu-ctrl: no FIRE in the recording"; return 1; }
+	"$tv" replay "$rec/$name.jsonl" --sim >"$out" 2>&1
+	rc=$?
+	cat "$out" | cut -c1-400
+	rv=$(sed -n 's/^replay --sim: \([^(]*\) (.*/\1/p' "$out" | head -1)
+	[ "$rc" -le 1 ] || return 1
+	grep -q "faults: 1 recorded firing(s), 1 fired again" "$out" ||
+		{ echo "fiu-ctrl: the simulator did not fire it at node 1's hit"; return 1; }
+	case $rv in
+	"replayed identically "|"same outcome "|"reproduced: same failure kind ") return 0 ;;
+	esac
+	echo "fiu-ctrl: the replay's outcome differs"
+	return 1
 }
 fiu_ctrl_test
 

@@ -350,8 +350,9 @@ static int schedule_batches(struct gw_runner *r)
 	r->dues = d;
 	for (size_t b = 0; !rc && b < r->sc->nbatches; b++) {
 		d[b] = (struct gw_due){ r, b };
-		rc = tv_tb_run_schedule(r->run, r->sc->batches[b].at_ns,
-					r->sc->batches[b].node, due_fn, &d[b]);
+		rc = tv_tb_run_schedule_op(r->run, r->sc->batches[b].at_ns,
+					   r->sc->batches[b].node, due_fn,
+					   &d[b]);
 	}
 	return rc;
 }

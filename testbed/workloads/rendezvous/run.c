@@ -209,17 +209,18 @@ static int schedule_all(struct runner *r)
 	for (size_t i = 0; i < sc->nsends; i++) {
 		r->sends[i].r = r;
 		r->sends[i].idx = i;
-		rc = tv_tb_run_schedule(r->run, sc->sends[i].at_ns,
-					sc->sends[i].from, send_cb, &r->sends[i]);
+		rc = tv_tb_run_schedule_op(r->run, sc->sends[i].at_ns,
+					   sc->sends[i].from, send_cb,
+					   &r->sends[i]);
 		if (rc)
 			goto fail;
 	}
 	for (size_t i = 0; i < sc->nrecvs; i++) {
 		r->recvs[i].r = r;
 		r->recvs[i].idx = i;
-		rc = tv_tb_run_schedule(r->run, sc->recvs[i].at_ns,
-					sc->recvs[i].node, runner_recv_cb,
-					&r->recvs[i]);
+		rc = tv_tb_run_schedule_op(r->run, sc->recvs[i].at_ns,
+					   sc->recvs[i].node, runner_recv_cb,
+					   &r->recvs[i]);
 		if (rc)
 			goto fail;
 	}
