@@ -983,7 +983,9 @@ int tv_channel_reset(struct tv_channel *ch)
 	if (!ch->failed)
 		tv__channel_fail(ch, TV_UNAVAILABLE,
 				 "channel to node %u reset", ch->peer_id);
-	channel_teardown_qp(ch);
+	/* None after a reset that could not make one: nothing to drop. */
+	if (ch->qp)
+		channel_teardown_qp(ch);
 	/* The old QP is gone: nothing can land in quarantined buffers. */
 	ch->gen++;
 	tv__quarantine_release(ch, true);
