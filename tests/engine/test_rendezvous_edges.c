@@ -35,9 +35,11 @@ static struct {
 	int reg_mr;              /* the Nth reg_mr fails (-ENOMEM) */
 	int32_t byte_len_delta;  /* added to the next tensor write's length */
 	long oom_on_write;       /* >= 0: oom_arm() this when one is polled */
-} hk = { .oom_on_write = -1 };
+	long alloc_on_msg;       /* >= 0: alloc_arm() this when a message is */
+} hk = { .oom_on_write = -1, .alloc_on_msg = -1 };
 
 static void oom_arm(long n);
+static void alloc_arm(long n);
 
 static bool fire(int *n)
 {
@@ -57,8 +59,13 @@ static int h_poll_cq(struct tv_vf_cq *cq, int n, struct tv_vf_wc *wc)
 
 	for (int i = 0; i < r; i++) {
 		if (wc[i].opcode != TV_WC_RECV_RDMA_WITH_IMM ||
-		    wc[i].status != TV_WC_SUCCESS ||
-		    !tv_imm_is_write(wc[i].imm_data))
+		    wc[i].status != TV_WC_SUCCESS)
+			continue;
+		if (wc[i].imm_data == TV_IMM_MESSAGE && hk.alloc_on_msg >= 0) {
+			alloc_arm(hk.alloc_on_msg);
+			hk.alloc_on_msg = -1;
+		}
+		if (!tv_imm_is_write(wc[i].imm_data))
 			continue;
 		if (hk.byte_len_delta) {
 			wc[i].byte_len += (uint32_t)hk.byte_len_delta;
@@ -286,9 +293,11 @@ START_TEST(test_engine_create_allocations_fail)
 	ck_assert_int_eq(tv_engine_create(dev, &ec, &e), -ENOMEM);
 	ck_assert_ptr_null(e);
 	fiu_disable("tv_pool/calloc");
+	unsetenv("FIU_ENABLE");
+	ck_assert_int_eq(setenv("FIU_CTRL_FIFO", "/nonexistent", 1), 0);
 	ck_assert_int_eq(tv_engine_create(dev, &ec, &e), 0);
 	ck_assert_int_eq(tv_engine_destroy(e), 0);
-	unsetenv("FIU_ENABLE");
+	unsetenv("FIU_CTRL_FIFO");
 	ck_assert_int_eq(tv_sim_destroy(sim), 0);
 }
 END_TEST
@@ -533,7 +542,7 @@ START_TEST(test_blocking_recv_times_out_waiting_for_credit)
 	struct h_world *w;
 	struct tv_tensor *t, *got = NULL;
 	struct tv_status st;
-	struct h_recv a;
+	struct h_recv a, c;
 	int64_t dims[1] = { 64 };
 
 	h_opts_default(&o);
@@ -541,6 +550,7 @@ START_TEST(test_blocking_recv_times_out_waiting_for_credit)
 	w = h_world_new(&o);
 	ck_assert_uint_eq(w->ch[0][1]->inflight_max, 1);
 	h_recv(w, 0, 1, 1, "a", TV_PLACE_HOST, &a); /* takes the credit */
+	h_recv(w, 0, 1, 1, "c", TV_PLACE_HOST, &c); /* waits for it */
 	h_run(w);
 	/* Nothing in the simulated world can complete it: the wait says
 	 * so (-EDEADLK) before the 1 ms are up. */
@@ -549,17 +559,22 @@ START_TEST(test_blocking_recv_times_out_waiting_for_credit)
 			 -EDEADLK);
 	ck_assert_ptr_null(got);
 	ck_assert(!tv_list_empty(&w->ch[0][1]->credit_wait));
-	ck_assert_uint_eq(h_stats(w, 0).live_requests, 2);
-	/* Both published: "a" reaches its caller, "b" nobody. */
+	ck_assert_uint_eq(h_stats(w, 0).live_requests, 3);
+	/* All published: "a" and "c" reach their callers, "b" nobody. */
 	t = h_tensor(w, 1, TV_DT_UINT8, 1, dims, TV_PLACE_HOST, 1);
 	ck_assert_int_eq(tv_engine_send(w->eng[1], 1, "a", t), 0);
 	ck_assert_int_eq(tv_engine_send(w->eng[1], 1, "b", t), 0);
+	ck_assert_int_eq(tv_engine_send(w->eng[1], 1, "c", t), 0);
 	tv_tensor_unref(t);
 	h_run(w);
 	ck_assert_int_eq(a.calls, 1);
 	ck_assert_int_eq(a.status.code, TV_OK);
+	ck_assert_int_eq(c.calls, 1);
+	ck_assert_int_eq(c.status.code, TV_OK);
+	ck_assert(h_check_fill(c.tensor, 1));
 	h_recv_release(&a);
-	ck_assert_uint_eq(h_stats(w, 0).recvs_ok, 2);
+	h_recv_release(&c);
+	ck_assert_uint_eq(h_stats(w, 0).recvs_ok, 3);
 	ck_assert_uint_eq(h_stats(w, 0).live_requests, 0);
 	ck_assert_uint_eq(h_stats(w, 0).live_tensors, 0);
 	transfer_ok(w, 2, "c", 3);
@@ -668,6 +683,15 @@ START_TEST(test_tensor_arguments)
 	ck_assert_int_eq(tv_tensor_wrap_host(e, TV_DT_INT32, &s1, NULL, NULL,
 					     NULL, &t), 0);
 	ck_assert_uint_eq(tv_tensor_size_bytes(t), 0);
+	{
+		struct tv_tensor *t2;
+
+		/* No bytes: the checksum is the dtype's and shape's. */
+		ck_assert_int_eq(tv_tensor_wrap_host(e, TV_DT_INT32, &s1, NULL,
+						     NULL, NULL, &t2), 0);
+		ck_assert_uint_eq(tv_tensor_checksum(t), tv_tensor_checksum(t2));
+		tv_tensor_unref(t2);
+	}
 	tv_tensor_unref(t);
 	tv_tensor_unref(NULL);
 	ck_assert_uint_eq(h_stats(w, 0).live_tensors, live);
@@ -738,6 +762,193 @@ START_TEST(test_write_wrong_length)
 	ck_assert_uint_eq(h_stats(w, 0).recvs_failed, 1);
 	transfer_ok(w, 2, "t", 4);
 	h_world_free(w);
+}
+END_TEST
+
+/* ---- failures on the way ------------------------------------------------------ */
+
+static void *no_device_memory(void *ctx, size_t size)
+{
+	(void)ctx;
+	(void)size;
+	return NULL;
+}
+
+/* With the metadata cached, a device receive allocates its buffer before
+ * the request goes out: that failing, RESOURCE_EXHAUSTED at once. */
+START_TEST(test_cached_meta_dest_alloc_fails)
+{
+	struct h_world *w = h_world_default();
+	struct tv_tensor *t;
+	struct h_recv r;
+	int64_t dims[1] = { 64 };
+	void *(*real_alloc)(void *, size_t) = w->eng[0]->cfg.device_alloc;
+	struct tv_engine_stats before;
+
+	transfer_ok(w, 1, "d", 1); /* node 0 has the metadata of "d" now */
+	t = h_tensor(w, 1, TV_DT_UINT8, 1, dims, TV_PLACE_HOST, 2);
+	ck_assert_int_eq(tv_engine_send(w->eng[1], 2, "d", t), 0);
+	before = h_stats(w, 0);
+	w->eng[0]->cfg.device_alloc = no_device_memory;
+	h_recv(w, 0, 1, 2, "d", TV_PLACE_DEVICE, &r);
+	h_run(w);
+	w->eng[0]->cfg.device_alloc = real_alloc;
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status.code, TV_RESOURCE_EXHAUSTED);
+	ck_assert_str_eq(r.status.message,
+			 "allocating the receive buffer failed");
+	ck_assert_ptr_null(r.tensor);
+	ck_assert(!tv_channel_failed(w->ch[0][1]));
+	ck_assert_uint_eq(h_stats(w, 0).live_requests, 0);
+	ck_assert_uint_eq(h_stats(w, 0).pool_live_bytes,
+			  before.pool_live_bytes);
+	ck_assert_uint_eq(h_stats(w, 0).recvs_failed, before.recvs_failed + 1);
+	/* The tensor is still published: a device receive now gets it. */
+	h_recv(w, 0, 1, 2, "d", TV_PLACE_DEVICE, &r);
+	h_run(w);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status.code, TV_OK);
+	ck_assert(h_check_fill(r.tensor, 2));
+	h_recv_release(&r);
+	tv_tensor_unref(t);
+	h_world_free(w);
+}
+END_TEST
+
+/* The sender cannot register the serialized copy of a string tensor
+ * larger than its pool's blocks: the receiver gets RESOURCE_EXHAUSTED. */
+START_TEST(test_string_serialize_no_memory)
+{
+	struct h_opts o;
+	struct h_world *w;
+	struct tv_shape s1 = { .rank = 1, .dims = { 1 } };
+	struct tv_tensor *t;
+	struct h_recv r;
+	size_t len = 64 * 1024;
+	char *big = malloc(len);
+
+	ck_assert_ptr_nonnull(big);
+	memset(big, 'q', len);
+	h_opts_default(&o);
+	o.pool_block_bytes = 16 * 1024;
+	w = h_world_new(&o);
+	ck_assert_int_eq(tv_tensor_create(w->eng[1], TV_DT_STRING, &s1,
+					  TV_PLACE_HOST, &t), 0);
+	ck_assert_int_eq(tv_tensor_set_string(t, 0, big, len), 0);
+	free(big);
+	ck_assert_int_eq(tv_engine_send(w->eng[1], 1, "s", t), 0);
+	tv_tensor_unref(t);
+	hook(w->dev[1]);
+	hk.reg_mr = 1; /* the dedicated block of the copy */
+	h_recv(w, 0, 1, 1, "s", TV_PLACE_HOST, &r);
+	h_run(w);
+	unhook(w->dev[1]);
+	ck_assert_int_eq(hk.reg_mr, 0);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status.code, TV_RESOURCE_EXHAUSTED);
+	ck_assert_msg(has(r.status.message, "preparing the send"), "%.200s",
+		      r.status.message);
+	ck_assert_ptr_null(r.tensor);
+	ck_assert_uint_eq(h_stats(w, 1).pool_live_bytes, 0);
+	ck_assert_uint_eq(h_stats(w, 1).live_responses, 0);
+	transfer_ok(w, 2, "t", 5);
+	h_world_free(w);
+}
+END_TEST
+
+/* A channel failed from outside, without reconnect, while requests wait
+ * for a credit: all of them end with the channel's status. */
+START_TEST(test_fail_with_requests_waiting_for_credit)
+{
+	struct h_opts o;
+	struct h_world *w;
+	struct h_recv r[3];
+	const char *names[3] = { "a", "b", "c" };
+
+	h_opts_default(&o);
+	o.queue_depth = 4; /* one request in flight */
+	w = h_world_new(&o);
+	for (int i = 0; i < 3; i++)
+		h_recv(w, 0, 1, 1, names[i], TV_PLACE_HOST, &r[i]);
+	h_run(w);
+	ck_assert(!tv_list_empty(&w->ch[0][1]->credit_wait));
+	ck_assert_int_eq(tv_channel_fail(w->ch[0][1], TV_UNAVAILABLE,
+					 "peer went away"), 0);
+	h_run(w);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(r[i].calls, 1);
+		ck_assert_int_eq(r[i].status.code, TV_UNAVAILABLE);
+		ck_assert_msg(has(r[i].status.message, "peer went away"),
+			      "%.200s", r[i].status.message);
+		ck_assert_ptr_null(r[i].tensor);
+	}
+	ck_assert(tv_list_empty(&w->ch[0][1]->credit_wait));
+	ck_assert_uint_eq(h_stats(w, 0).live_requests, 0);
+	ck_assert_uint_eq(h_stats(w, 0).recvs_failed, 3);
+	/* A receive on the failed channel ends at once, the same way. */
+	h_recv(w, 0, 1, 2, "d", TV_PLACE_HOST, &r[0]);
+	ck_assert_int_eq(r[0].calls, 1);
+	ck_assert_int_eq(r[0].status.code, TV_UNAVAILABLE);
+	h_world_free(w);
+}
+END_TEST
+
+/*
+ * An empty tensor's metadata arrives: each engine allocation from the
+ * receiver's poll of that message on fails in turn.  The metadata's cache
+ * entry failing costs nothing (the receive succeeds, uncached); the
+ * tensor's failing ends the receive with RESOURCE_EXHAUSTED.  Either way
+ * the receive ends once, the channel stays up, nothing is left alive.
+ */
+START_TEST(test_empty_tensor_allocations_fail)
+{
+	bool exhausted = false;
+	long n;
+
+	alloc_point_on();
+	for (n = 0; n < 16; n++) {
+		struct h_world *w = h_world_default();
+		struct tv_tensor *t;
+		struct h_recv r;
+		int64_t dims[1] = { 0 };
+		bool fired;
+
+		t = h_tensor(w, 1, TV_DT_FLOAT, 1, dims, TV_PLACE_HOST, 0);
+		ck_assert_int_eq(tv_engine_send(w->eng[1], 1, "e", t), 0);
+		tv_tensor_unref(t);
+		hook(w->dev[0]);
+		hk.alloc_on_msg = n; /* node 0's first message: the metadata */
+		/* On the device: the empty tensor is made with the metadata. */
+		h_recv(w, 0, 1, 1, "e", TV_PLACE_DEVICE, &r);
+		h_run(w);
+		fired = alloc_disarm();
+		unhook(w->dev[0]);
+		ck_assert_int_eq(hk.alloc_on_msg, -1);
+		ck_assert_int_eq(r.calls, 1);
+		if (r.status.code == TV_RESOURCE_EXHAUSTED) {
+			ck_assert(fired);
+			ck_assert_str_eq(r.status.message,
+					 "decoding tensor 'e' failed: Cannot "
+					 "allocate memory");
+			ck_assert_ptr_null(r.tensor);
+			exhausted = true;
+		} else {
+			ck_assert_int_eq(r.status.code, TV_OK);
+			ck_assert_uint_eq(tv_tensor_size_bytes(r.tensor), 0);
+		}
+		h_recv_release(&r);
+		ck_assert(!tv_channel_failed(w->ch[0][1]));
+		ck_assert_uint_eq(h_stats(w, 0).live_requests, 0);
+		ck_assert_uint_eq(h_stats(w, 1).live_responses, 0);
+		transfer_ok(w, 2, "t", 1);
+		h_world_free(w);
+		if (!fired)
+			break;
+	}
+	fiu_disable("engine/alloc");
+	ck_assert(exhausted);
+	ck_assert_int_ge(n, 2);
+	ck_assert_int_lt(n, 16);
 }
 END_TEST
 
@@ -948,6 +1159,10 @@ static Suite *edges_suite(void)
 	tcase_add_test(tc, test_tensor_arguments);
 	tcase_add_test(tc, test_wrapped_registered_zero_copy);
 	tcase_add_test(tc, test_write_wrong_length);
+	tcase_add_test(tc, test_cached_meta_dest_alloc_fails);
+	tcase_add_test(tc, test_string_serialize_no_memory);
+	tcase_add_test(tc, test_fail_with_requests_waiting_for_credit);
+	tcase_add_test(tc, test_empty_tensor_allocations_fail);
 	tcase_add_test(tc, test_serialize_edges);
 	tcase_add_test(tc, test_string_decode_out_of_memory);
 	tcase_add_test(tc, test_map_edges);
