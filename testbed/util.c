@@ -1,4 +1,5 @@
 /* Small helpers: strict numbers, human-readable figures. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +12,8 @@ int tv_tb_parse_u64(const char *s, uint64_t *v_p)
 	unsigned long long v;
 	char *end;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* strtoull would skip blanks and take " -1" as UINT64_MAX. */
+	if (!s || !isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 0);

@@ -1,0 +1,1195 @@
+/*
+ * The testbed's error paths and edge cases, on the simulator: scenarios
+ * refused with the JSON path of the culprit (the core and every
+ * workload's keys), fault plans in both forms, failure lists, the small
+ * helpers, traces that are not traces (replay and show refuse them with
+ * the line), show's ranges, shrink's refusals, swarm's options and its
+ * progress, results written where they cannot be.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <tensorverbs/faults.h>
+#include <tensorverbs/testbed.h>
+#include <tensorverbs/workload.h>
+
+#include "tb_int.h"
+
+static const char basic[] =
+	"{\"name\": \"b\", \"nodes\": 2, \"steps\": [{\"sends\": [{\"from\": 0,"
+	" \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [8]}],"
+	" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\"}]}]}";
+
+static char tmpdir[64];
+
+static void mk_tmpdir(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tv_tb_edges.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void rm_tmpdir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%.60s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void tmp_path(char *buf, size_t cap, const char *name)
+{
+	snprintf(buf, cap, "%.60s/%.60s", tmpdir, name);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fputs(text, f) >= 0, 1);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_ge(n, 0);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+/* ---- scenarios refused, with the culprit's path ------------------------ */
+
+struct bad_sc {
+	const char *text;
+	const char *msg;   /* a part of err that names the culprit */
+};
+
+#define RV_SENDS "\"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [8]}], \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\"}]}]"
+#define RV_STEP(send, recv) "\"steps\": [{\"sends\": [" send "], \"recvs\": [" recv "]}]"
+#define RV_SEND0 "{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [8]"
+#define RV_RECV0 "{\"node\": 1, \"from\": 0, \"name\": \"t\"}"
+
+static const struct bad_sc bad_core[] = {
+	{ "[1]", "$: must be an object" },
+	{ "{\"workload\": 3, \"nodes\": 2}", "$.workload: must be a workload name (known: rendezvous" },
+	{ "{\"workload\": \"nope\", \"nodes\": 2}", "$.workload: unknown workload 'nope' (known: rendezvous" },
+	{ "{\"nodes\": 2, \"bogus\": 1, " RV_SENDS "}", "bogus" },
+	{ "{\"name\": 5, \"nodes\": 2, " RV_SENDS "}", "$.name" },
+	{ "{\"description\": 5, \"nodes\": 2, " RV_SENDS "}", "$.description: must be a string" },
+	{ "{\"nodes\": 1, " RV_SENDS "}", "$.nodes: needs at least 2 nodes" },
+	{ "{\"nodes\": -2, " RV_SENDS "}", "$.nodes" },
+	{ "{\"nodes\": 2.5, " RV_SENDS "}", "$.nodes: must be a whole number >= 0, got 2.5" },
+	{ "{" RV_SENDS "}", "missing required key 'nodes'" },
+	{ "{\"nodes\": 2, \"link\": 3, " RV_SENDS "}", "$.link: must be an object" },
+	{ "{\"nodes\": 2, \"link\": {\"x\": 1}, " RV_SENDS "}", "$.link" },
+	{ "{\"nodes\": 2, \"link\": {\"latency_ns\": 1000000000001}, " RV_SENDS "}", "$.link.latency_ns" },
+	{ "{\"nodes\": 2, \"links\": {}, " RV_SENDS "}", "$.links: must be an array" },
+	{ "{\"nodes\": 2, \"links\": [3], " RV_SENDS "}", "$.links[0]: must be an object" },
+	{ "{\"nodes\": 2, \"links\": [{\"from\": 1, \"to\": 1}], " RV_SENDS "}", "$.links[0]: 'from' and 'to' are equal" },
+	{ "{\"nodes\": 2, \"links\": [{\"from\": 0, \"to\": 2}], " RV_SENDS "}", "$.links[0].to" },
+	{ "{\"nodes\": 2, \"links\": [{\"from\": 0, \"to\": 1, \"symmetric\": 1}], " RV_SENDS "}", "$.links[0].symmetric: must be true or false" },
+	{ "{\"nodes\": 2, \"sim\": 1, " RV_SENDS "}", "$.sim: must be an object" },
+	{ "{\"nodes\": 2, \"sim\": {\"zap\": 1}, " RV_SENDS "}", "$.sim" },
+	{ "{\"nodes\": 2, \"sim\": {\"placement\": \"sideways\"}, " RV_SENDS "}", "$.sim.placement: must be \"in_order\", \"random8\" or \"block128\"" },
+	{ "{\"nodes\": 2, \"sim\": {\"placement\": 7}, " RV_SENDS "}", "$.sim.placement" },
+	{ "{\"nodes\": 2, \"sim\": {\"profile\": \"cx9\"}, " RV_SENDS "}", "$.sim.profile" },
+	{ "{\"nodes\": 2, \"sim\": {\"atomics\": \"no\"}, " RV_SENDS "}", "$.sim.atomics" },
+	{ "{\"nodes\": 2, \"faults\": {}, " RV_SENDS "}", "$.faults: fault plan: expected an array of rules" },
+	{ "{\"nodes\": 2, \"faults\": [{\"count\": 1}], " RV_SENDS "}", "$.faults: fault plan: rule 0 needs a \"point\"" },
+	{ "{\"nodes\": 2, \"faults\": [3], " RV_SENDS "}", "rule 0 needs a \"point\"" },
+	{ "{\"nodes\": 2, \"faults\": [{\"point\": \"vf/ack/drop\"}, {\"point\": \"vf/ack/drop\"}], " RV_SENDS "}", "point 'vf/ack/drop' has two rules" },
+	{ "{\"nodes\": 2, \"faults\": [{\"point\": \"port/fifo/full\"}], " RV_SENDS "}", "$.faults[0]: port/fifo/full belongs to the port workload, not to rendezvous" },
+	{ "{\"nodes\": 2, \"late_nodes\": {}, " RV_SENDS "}", "$.late_nodes: must be an array" },
+	{ "{\"nodes\": 2, \"late_nodes\": [1], " RV_SENDS "}", "$.late_nodes[0]: must be an object" },
+	{ "{\"nodes\": 2, \"late_nodes\": [{\"node\": 1}], " RV_SENDS "}", "$.late_nodes[0]: missing required key 'start_ns'" },
+	{ "{\"nodes\": 2, \"late_nodes\": [{\"node\": 1, \"start_ns\": 5}, {\"node\": 1, \"start_ns\": 6}], " RV_SENDS "}", "$.late_nodes[1]: node 1 is late twice" },
+	{ "{\"nodes\": 2, \"expect_faults\": [], " RV_SENDS "}", "$.expect_faults: must be an object" },
+	{ "{\"nodes\": 2, \"expect_faults\": {\"vf/nope\": 1}, " RV_SENDS "}", "$.expect_faults.vf/nope: unknown fault point" },
+	{ "{\"nodes\": 2, \"expect_faults\": {\"vf/ack/drop\": {\"min\": 3, \"max\": 1}}, " RV_SENDS "}", "'min' is greater than 'max'" },
+	{ "{\"nodes\": 2, \"expect_faults\": {\"vf/ack/drop\": \"x\"}, " RV_SENDS "}", "$.expect_faults.vf/ack/drop" },
+	{ "{\"nodes\": 2, \"expect_faults\": {\"vf/ack/drop\": {\"min\": 1, \"bad\": 1}}, " RV_SENDS "}", "$.expect_faults.vf/ack/drop" },
+	{ "{\"nodes\": 2, \"expect_corruption\": 1, " RV_SENDS "}", "$.expect_corruption: must be an object" },
+	{ "{\"nodes\": 2, \"expect_corruption\": {\"maybe\": 1}, " RV_SENDS "}", "$.expect_corruption" },
+	{ "{\"nodes\": 2, \"expect_corruption\": {\"detected\": -1}, " RV_SENDS "}", "$.expect_corruption.detected" },
+	{ "{\"nodes\": 2, \"expect_corruption\": {\"undetected\": {\"min\": 2, \"max\": 1}}, " RV_SENDS "}", "$.expect_corruption.undetected: 'min' is greater than 'max'" },
+	{ "{\"name\": \"a\\u0000b\", \"nodes\": 2, " RV_SENDS "}", "$.name: must not contain NUL characters" },
+};
+
+/* The rendezvous workload's own keys. */
+static const struct bad_sc bad_rv[] = {
+	{ "{\"nodes\": 2}", "$: missing required key 'steps'" },
+	{ "{\"nodes\": 2, \"steps\": []}", "$.steps: no sends and no recvs" },
+	{ "{\"nodes\": 2, \"steps\": {}}", "$.steps: must be an array" },
+	{ "{\"nodes\": 2, \"steps\": [3]}", "$.steps[0]: must be an object" },
+	{ "{\"nodes\": 2, \"steps\": [{\"what\": 1}]}", "$.steps[0]" },
+	{ "{\"nodes\": 2, \"engine\": 1, " RV_SENDS "}", "$.engine: must be an object" },
+	{ "{\"nodes\": 2, \"engine\": {\"turbo\": true}, " RV_SENDS "}", "$.engine" },
+	{ "{\"nodes\": 2, \"engine\": {\"max_retries\": 1000001}, " RV_SENDS "}", "$.engine.max_retries" },
+	{ "{\"nodes\": 2, \"engine\": {\"reconnect\": 1}, " RV_SENDS "}", "$.engine.reconnect: must be true or false" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}, " RV_SEND0 "}", RV_RECV0) "}", "$.steps[0]: two sends of 't' from node 0" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}", RV_RECV0 ", " RV_RECV0) "}", "$.steps[0]: two recvs of 't' from node 0" },
+	{ "{\"nodes\": 3, " RV_STEP(RV_SEND0 "}", "{\"node\": 2, \"from\": 0, \"name\": \"t\"}") "}", "recv of 't' by node 2: the send goes to node 1" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"u\"}") "}", "recv of 'u' by node 1: node 0 sends no such tensor in this step" },
+	{ "{\"nodes\": 2, \"steps\": [{\"step_id\": 4, \"sends\": [" RV_SEND0 "}]}, {\"step_id\": 4, \"sends\": [" RV_SEND0 "}]}]}", "$.steps[1]: step_id 4 is used by an earlier step" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 ", \"error\": {\"code\": \"WHAT\"}}", RV_RECV0) "}", "$.steps[0].sends[0]" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"error\": {\"code\": \"WHAT\"}}", RV_RECV0) "}", "$.steps[0].sends[0].error.code: must be a status code name" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"error\": {\"code\": \"OK\"}}", RV_RECV0) "}", "$.steps[0].sends[0].error.code: an error cannot be OK" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"error\": 4}", RV_RECV0) "}", "$.steps[0].sends[0].error: must be an object" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"error\": {\"code\": \"NOT_FOUND\", \"hint\": 1}}", RV_RECV0) "}", "$.steps[0].sends[0].error" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 ", \"memory\": \"gpu\"}", RV_RECV0) "}", "$.steps[0].sends[0].memory: must be \"pool\" or \"unregistered\"" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 ", \"memory\": \"unregistered\", \"placement\": \"device\"}", RV_RECV0) "}", "$.steps[0].sends[0].memory: unregistered memory holds a live host tensor" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 ", \"placement\": \"moon\"}", RV_RECV0) "}", "$.steps[0].sends[0].placement: must be \"host\" or \"device\"" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"shape\": [8]}", RV_RECV0) "}", "$.steps[0].sends[0]: missing required key 'dtype'" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\"}", RV_RECV0) "}", "$.steps[0].sends[0]: missing required key 'shape'" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 ", \"dead\": true}", RV_RECV0) "}", "$.steps[0].sends[0].shape: a dead tensor has no shape" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": 5, \"shape\": [8]}", RV_RECV0) "}", "$.steps[0].sends[0].dtype: must be a dtype name string" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]}", RV_RECV0) "}", "$.steps[0].sends[0].shape: rank 34 exceeds" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [4294967296, 4294967296, 4294967296]}", RV_RECV0) "}", "$.steps[0].sends[0].shape: element count overflows" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [1000000000]}", RV_RECV0) "}", "$.steps[0].sends[0]: tensor larger than" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"string\", \"shape\": [2000000]}", RV_RECV0) "}", "$.steps[0].sends[0]: more than 1000000 string elements" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 ", \"strings\": [\"a\"]}", RV_RECV0) "}", "$.steps[0].sends[0]" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 ", \"fill\": {\"pattern\": 1, \"x\": 2}}", RV_RECV0) "}", "$.steps[0].sends[0].fill" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 1, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [8]}", RV_RECV0) "}", "$.steps[0].sends[0]: 'from' and 'to' are the same node" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 ", \"repeat\": 0}", RV_RECV0) "}", "$.steps[0].sends[0]: 'repeat' must be >= 1" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"\", \"dtype\": \"float\", \"shape\": [8]}", RV_RECV0) "}", "$.steps[0].sends[0]: 'name' must not be empty" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": 3}") "}", "$.steps[0].recvs[0].expect: must be \"ok\", \"any\"" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"message\": \"m\"}}") "}", "$.steps[0].recvs[0].expect: 'message' needs 'error'" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"error\": \"OK\"}}") "}", "$.steps[0].recvs[0].expect.error: must be an error code name" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"error\": \"NOT_FOUND\", \"why\": 1}}") "}", "$.steps[0].recvs[0].expect" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"colour\": 1}}") "}", "$.steps[0].recvs[0].expect" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"dtype\": \"quaternion\"}}") "}", "$.steps[0].recvs[0].expect.dtype" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"shape\": [-1]}}") "}", "$.steps[0].recvs[0].expect.shape" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"dead\": 1}}") "}", "$.steps[0].recvs[0].expect.dead" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"fill\": 1}}") "}", "$.steps[0].recvs[0].expect.fill" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"strings\": 1}}") "}", "$.steps[0].recvs[0].expect.strings" },
+	{ "{\"nodes\": 2, \"late_nodes\": [{\"node\": 0, \"start_ns\": 1000000}], " RV_SENDS "}", "$.late_nodes: node 0 starts at 1000000 ns but publishes 't' of step 1 at 0 ns" },
+	{ "{\"nodes\": 2, \"late_nodes\": [{\"node\": 1, \"start_ns\": 1000000}], " RV_SENDS "}", "$.late_nodes: node 1 starts at 1000000 ns but receives 't' of step 1 at 0 ns" },
+	{ "{\"nodes\": 2, \"expect_stats\": 4, " RV_SENDS "}", "$.expect_stats" },
+};
+
+#define GW_BATCH "\"batches\": [{\"node\": 0, \"count\": 16}]"
+static const struct bad_sc bad_gather[] = {
+	{ "{\"workload\": \"gather\", \"nodes\": 2}", "$.batches: is required" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"batches\": {}}", "$.batches: must be an array" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"gather\": 1, " GW_BATCH "}", "$.gather: must be an object" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"gather\": {\"rowz\": 1}, " GW_BATCH "}", "$.gather" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"gather\": {\"rows\": 0}, " GW_BATCH "}", "$.gather.rows: must be > 0" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"gather\": {\"row_bytes\": 0}, " GW_BATCH "}", "$.gather.row_bytes: must be > 0" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"gather\": {\"rows\": 100, \"replicated_rows\": 100}, " GW_BATCH "}", "$.gather.replicated_rows: must be below rows (100)" },
+	{ "{\"workload\": \"gather\", \"nodes\": 4, \"gather\": {\"rows\": 100, \"replicated_rows\": 98}, " GW_BATCH "}", "$.gather.rows: 2 rows outside the replicated ones leave a node of" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"gather\": {\"rows\": 4294967296, \"row_bytes\": 65536}, " GW_BATCH "}", "$.gather.rows: rows x row_bytes is above 4 GiB" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"gather\": {\"window\": 0}, " GW_BATCH "}", "$.gather: qps_per_peer, post_list and window must be > 0" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"gather\": {\"qp_timeout\": 32}, " GW_BATCH "}", "$.gather.qp_timeout" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"gather\": {\"sort\": 2}, " GW_BATCH "}", "$.gather.sort: must be true or false" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"batches\": [3]}", "$.batches[0]: must be an object" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"batches\": [{\"node\": 2}]}", "$.batches[0].node" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"batches\": [{\"node\": 0, \"ids\": [1], \"count\": 1}]}", "$.batches[0]: \"ids\" or \"dist\" and \"count\", not both" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"batches\": [{\"node\": 0, \"ids\": 1}]}", "$.batches[0].ids: must be an array" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"batches\": [{\"node\": 0, \"ids\": [1, -1]}]}", "$.batches[0].ids[1]" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"batches\": [{\"node\": 0, \"dist\": \"normal\"}]}", "$.batches[0]: dist: must be \"uniform\", \"zipf\", \"sorted\" or \"boundary\"" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"batches\": [{\"node\": 0, \"dist\": \"zipf\", \"zipf_s\": 5}]}", "$.batches[0]: zipf_s: must be a number in (0, 4]" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"batches\": [{\"node\": 0, \"dist\": \"zipf\", \"zipf_s\": \"x\"}]}", "$.batches[0]: zipf_s: must be a number in (0, 4]" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"batches\": [{\"node\": 0, \"at_ns\": 3600000000001}]}", "$.batches[0].at_ns" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"batches\": [{\"node\": 0, \"dups\": 0}]}", "$.batches[0].dups: must be true or false" },
+	{ "{\"workload\": \"gather\", \"nodes\": 2, \"faults\": [{\"point\": \"vf/ack/drop\"}], " GW_BATCH "}", "$.faults[0]: vf/ack/drop belongs to the rendezvous workload, not to gather" },
+};
+
+#define PT_PROG "\"programs\": [{\"kind\": \"ping_pong\", \"nodes\": [0, 1]}]"
+static const struct bad_sc bad_port[] = {
+	{ "{\"workload\": \"port\", \"nodes\": 2}", "$: a port scenario needs \"programs\"" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": {}}", "$.programs: must be an array" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": []}", "$.programs: needs 1 to" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"port\": [], " PT_PROG "}", "$.port: must be an object" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"port\": {\"speed\": 1}, " PT_PROG "}", "$.port" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"port\": {\"signal\": \"smoke\"}, " PT_PROG "}", "$.port.signal: must be \"auto\", \"atomic\" or \"write_imm\"" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"port\": {\"fifo_size\": 100}, " PT_PROG "}", "$.port.fifo_size: must be a positive power of two" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"port\": {\"fifo_size\": 0}, " PT_PROG "}", "$.port.fifo_size: must be a positive power of two" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"port\": {\"cq_size\": 4}, " PT_PROG "}", "$.port.cq_size: needs cq_size >= 8" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"port\": {\"cq_size\": 16, \"max_write_queue\": 13}, " PT_PROG "}", "$.port.max_write_queue: needs cq_size >= 8 and max_write_queue <= cq_size - 4" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"port\": {\"lag_ns\": 1000000001}, " PT_PROG "}", "$.port.lag_ns: at most 1 s" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"port\": {\"lag_ns\": {\"min\": 5, \"max\": 1}}, " PT_PROG "}", "$.port.lag_ns: 'min' is greater than 'max'" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"port\": {\"poll_ns\": 0}, " PT_PROG "}", "$.port.poll_ns: must be > 0" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"port\": {\"poll_ns\": 5000, \"poll_max_ns\": 4000}, " PT_PROG "}", "$.port.poll_max_ns: is below poll_ns" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [4]}", "$.programs[0]: must be an object" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"nodes\": [0, 1]}]}", "$.programs[0]: missing required key 'kind'" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"bcast\"}]}", "$.programs[0]: kind: unknown 'bcast' (known: ping_pong, packet_ping_pong, allgather, allreduce, all_to_all, sequence)" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"allgather\", \"iters\": 3}]}", "$.programs[0]" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"allgather\", \"nodes\": 0}]}", "$.programs[0].nodes: must be an array" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"allgather\", \"nodes\": [0]}]}", "$.programs[0].nodes: needs 2 to" },
+	{ "{\"workload\": \"port\", \"nodes\": 3, \"programs\": [{\"kind\": \"allgather\", \"nodes\": [0, 1, 1]}]}", "$.programs[0].nodes[2]: node 1 twice" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"allgather\", \"nodes\": [0, 2]}]}", "$.programs[0].nodes[1]" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"packet_ping_pong\", \"format\": \"ll32\"}]}", "$.programs[0]: format: must be \"ll16\" or \"ll8\"" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"packet_ping_pong\", \"bytes\": 12}]}", "$.programs[0]: bytes: LL16 packets carry 8-byte words, LL8 packets 4-byte ones" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"packet_ping_pong\", \"format\": \"ll8\", \"bytes\": 6}]}", "$.programs[0]: bytes: LL16 packets carry" },
+	{ "{\"workload\": \"port\", \"nodes\": 3, \"programs\": [{\"kind\": \"allreduce\", \"count\": 10}]}", "$.programs[0]: count: must be a positive multiple of the 3 nodes" },
+	{ "{\"workload\": \"port\", \"nodes\": 3, \"programs\": [{\"kind\": \"ping_pong\"}]}", "$.programs[0]: nodes: a ping-pong has 2 nodes" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"sequence\", \"from\": 1, \"to\": 1}]}", "$.programs[0]: 'from' and 'to' are equal" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"sequence\", \"to\": 1}]}", "$.programs[0]: missing required key 'from'" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"ping_pong\", \"start_ns\": 3600000000001}]}", "$.programs[0].start_ns" },
+	{ "{\"workload\": \"port\", \"nodes\": 300, \"programs\": [{\"kind\": \"ping_pong\"}]}", "$.nodes" },
+};
+
+static void check_bad(const struct bad_sc *t, size_t n, const char *what)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct tv_tb_scenario *sc = NULL;
+		char err[TV_TB_ERR_MAX];
+		int rc = tv_tb_scenario_load_string(t[i].text, "edges", &sc,
+						    err);
+
+		ck_assert_msg(rc == -EINVAL, "%s[%zu]: rc %d (%s)", what, i, rc,
+			      rc ? err : "accepted");
+		ck_assert_ptr_null(sc);
+		ck_assert_msg(strstr(err, t[i].msg) != NULL,
+			      "%s[%zu]: err '%s' lacks '%s'", what, i, err,
+			      t[i].msg);
+	}
+}
+
+START_TEST(test_scenario_core_refused)
+{
+	check_bad(bad_core, TB_ARRAY_SIZE(bad_core), "core");
+}
+END_TEST
+
+START_TEST(test_scenario_rendezvous_refused)
+{
+	check_bad(bad_rv, TB_ARRAY_SIZE(bad_rv), "rendezvous");
+}
+END_TEST
+
+START_TEST(test_scenario_gather_refused)
+{
+	check_bad(bad_gather, TB_ARRAY_SIZE(bad_gather), "gather");
+}
+END_TEST
+
+START_TEST(test_scenario_port_refused)
+{
+	check_bad(bad_port, TB_ARRAY_SIZE(bad_port), "port");
+}
+END_TEST
+
+START_TEST(test_scenario_load_errors)
+{
+	struct tv_tb_scenario *sc = NULL;
+	char err[TV_TB_ERR_MAX], path[128];
+
+	ck_assert_int_eq(tv_tb_scenario_load_string("{\"nodes\": 2,", "txt",
+						    &sc, err), -EINVAL);
+	ck_assert_ptr_null(sc);
+	ck_assert_msg(strstr(err, "txt") != NULL, "err: %s", err);
+	ck_assert_int_eq(tv_tb_scenario_load_file("/nonexistent/x.json", &sc,
+						  err), -EINVAL);
+	ck_assert_msg(strstr(err, "/nonexistent/x.json") != NULL, "err: %s",
+		      err);
+	mk_tmpdir();
+	tmp_path(path, sizeof(path), "bad.json");
+	write_file(path, "{\"nodes\": 2,\n \"steps\": [}\n");
+	ck_assert_int_eq(tv_tb_scenario_load_file(path, &sc, err), -EINVAL);
+	ck_assert_msg(strstr(err, path) != NULL && strstr(err, ":2") != NULL,
+		      "err: %s", err);
+	/* Duplicate keys are refused. */
+	ck_assert_int_eq(tv_tb_scenario_load_string(
+				 "{\"nodes\": 2, \"nodes\": 3}", "dup", &sc,
+				 err), -EINVAL);
+	ck_assert_msg(strstr(err, "nodes") != NULL, "err: %s", err);
+	rm_tmpdir();
+}
+END_TEST
+
+/* Accessors and the fault plan of a parsed scenario. */
+START_TEST(test_scenario_accessors)
+{
+	struct tv_tb_scenario *sc = NULL;
+	char err[TV_TB_ERR_MAX], perr[TV_TB_PLAN_ERR_MAX];
+	json_t *plan, *plan2;
+
+	ck_assert_int_eq(tv_tb_scenario_load_string(
+				 "{\"seed\": 42, \"nodes\": 2, \"links\": [{\"from\": 0, \"to\": 1, \"symmetric\": false, \"latency_ns\": 5}], "
+				 "\"sim\": {\"placement\": \"random8\", \"profile\": \"rxe\", \"atomics\": false}, "
+				 "\"late_nodes\": [{\"node\": 1, \"start_ns\": 0}], "
+				 "\"expect_corruption\": {\"detected\": 0}, " RV_SENDS "}",
+				 "acc", &sc, err), 0);
+	ck_assert_uint_eq(tv_tb_scenario_seed(sc), 42);
+	ck_assert_str_eq(tv_tb_scenario_name(sc), "acc");
+	ck_assert_str_eq(tv_tb_scenario_origin(sc), "acc");
+	ck_assert_uint_eq(tv_tb_scenario_nodes(sc), 2);
+	ck_assert_uint_eq(tv_tb_scenario_ops(sc), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+				 tv_tb_scenario_json(sc), "seed")), 42);
+	ck_assert(!tv_tb_scenario_has_faults(sc));
+	ck_assert_ptr_null(tv_tb_scenario_faults(sc));
+	ck_assert_uint_eq(sc->nlinks, 1);
+
+	ck_assert_int_eq(tv_tb_plan_from_text("vf/ack/drop:count=1", &plan,
+					      perr, sizeof(perr)), 0);
+	/* Extending a scenario without a plan gives it this one. */
+	ck_assert_int_eq(tv_tb_scenario_set_faults(sc, plan, false), 0);
+	ck_assert(tv_tb_scenario_has_faults(sc));
+	ck_assert_uint_eq(json_array_size(tv_tb_scenario_faults(sc)), 1);
+	ck_assert_int_eq(tv_tb_plan_from_text(
+				 "vf/ack/drop:count=2;vf/write/dup:nth=3",
+				 &plan2, perr, sizeof(perr)), 0);
+	/* ... and extending it replaces the point's rule, appends others. */
+	ck_assert_int_eq(tv_tb_scenario_set_faults(sc, plan2, false), 0);
+	ck_assert_uint_eq(json_array_size(tv_tb_scenario_faults(sc)), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+				 tb_plan_rule(tv_tb_scenario_faults(sc),
+					      "vf/ack/drop"), "count")), 2);
+	ck_assert_int_eq(tv_tb_scenario_set_faults(sc, NULL, true), 0);
+	ck_assert(!tv_tb_scenario_has_faults(sc));
+	ck_assert_int_eq(tv_tb_scenario_set_faults(sc, plan, true), 0);
+	ck_assert_uint_eq(json_array_size(tv_tb_scenario_faults(sc)), 1);
+	json_decref(plan);
+	json_decref(plan2);
+	tv_tb_scenario_free(sc);
+	tv_tb_scenario_free(NULL);
+}
+END_TEST
+
+/* ---- fault plans --------------------------------------------------------- */
+
+START_TEST(test_plan_text_forms)
+{
+	char err[TV_TB_PLAN_ERR_MAX];
+	json_t *plan, *r;
+
+	ck_assert_int_eq(tv_tb_plan_from_text(
+				 "  vf/ack/drop:p=0.5,arg=0xffffffffffffffff,count=2,after=10,before=2000;"
+				 "vf/write/dup:nth=4",
+				 &plan, err, sizeof(err)), 0);
+	ck_assert_uint_eq(json_array_size(plan), 2);
+	r = tb_plan_rule(plan, "vf/ack/drop");
+	ck_assert_ptr_nonnull(r);
+	ck_assert(json_real_value(json_object_get(r, "probability")) == 0.5);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "arg")), -1);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "count")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "after_ns")), 10);
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "before_ns")),
+			 2000);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+				 tb_plan_rule(plan, "vf/write/dup"), "nth")), 4);
+	ck_assert_ptr_null(tb_plan_rule(plan, "vf/qp/error"));
+	ck_assert_uint_ne(tb_plan_mask(plan), 0);
+	ck_assert_uint_eq(tb_plan_mask(NULL), 0);
+	json_decref(plan);
+
+	/* Nodes: two rules of one point for two nodes are two rules. */
+	ck_assert_int_eq(tv_tb_plan_from_text(
+				 "[{\"point\": \"vf/ack/drop\", \"node\": 0, \"nth\": 1},"
+				 " {\"point\": \"vf/ack/drop\", \"node\": 1, \"nth\": 1},"
+				 " {\"point\": \"vf/ack/drop\", \"node\": 1, \"nth\": 2}]",
+				 &plan, err, sizeof(err)), 0);
+	ck_assert_uint_eq(json_array_size(plan), 3);
+	json_decref(plan);
+	ck_assert_int_eq(tv_tb_plan_from_text(
+				 "[{\"point\": \"vf/ack/drop\", \"node\": 1, \"nth\": 2},"
+				 " {\"point\": \"vf/ack/drop\", \"node\": 1, \"nth\": 2}]",
+				 &plan, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "point 'vf/ack/drop' has two rules") != NULL,
+		      "err: %s", err);
+	ck_assert_int_eq(tv_tb_plan_from_text(
+				 "[{\"point\": \"vf/ack/drop\", \"node\": 1},"
+				 " {\"point\": \"vf/ack/drop\"}]",
+				 &plan, err, sizeof(err)), 0);
+	json_decref(plan);
+	ck_assert_int_eq(tv_tb_plan_from_text("[{\"point\": ", &plan, err,
+					      sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "fault plan: invalid JSON") != NULL,
+		      "err: %s", err);
+	ck_assert_int_eq(tv_tb_plan_from_text("vf/no/such", &plan, err,
+					      sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "vf/no/such") != NULL, "err: %s", err);
+	ck_assert_int_eq(tv_tb_plan_from_text("vf/ack/drop:count=x", &plan,
+					      err, sizeof(err)), -EINVAL);
+	ck_assert_msg(err[0] != '\0', "no message");
+	ck_assert_int_eq(tv_tb_plan_from_text("[{\"point\": \"vf/ack/drop\", \"colour\": 1}]",
+					      &plan, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "colour") != NULL, "err: %s", err);
+
+	/* The catalogue says; an unknown point may always fail. */
+	ck_assert(tv_tb_point_may_fail("no/such/point"));
+	{
+		size_t np;
+		const struct tv_flt_point_info *pts = tv_flt_points(&np);
+
+		for (size_t i = 0; i < np; i++)
+			ck_assert(tv_tb_point_may_fail(pts[i].name) ==
+				  pts[i].may_fail);
+	}
+}
+END_TEST
+
+START_TEST(test_plan_merge)
+{
+	json_t *base = json_loads("[{\"point\": \"a\", \"count\": 1}, 5]", 0,
+				  NULL);
+	json_t *over = json_loads("[{\"point\": \"a\", \"count\": 7},"
+				  " {\"point\": \"b\"}, {\"nopoint\": 1}]", 0,
+				  NULL);
+
+	ck_assert_int_eq(tb_plan_merge(base, over), 0);
+	ck_assert_uint_eq(json_array_size(base), 4);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+				 json_array_get(base, 0), "count")), 7);
+	ck_assert_ptr_nonnull(tb_plan_rule(base, "b"));
+	json_decref(base);
+	json_decref(over);
+}
+END_TEST
+
+START_TEST(test_plan_injector)
+{
+	struct tv_flt *flt = NULL;
+	char err[TV_TB_PLAN_ERR_MAX] = "";
+	json_t *plan = json_loads("[{\"point\": \"vf/zzz\"}]", 0, NULL);
+
+	ck_assert_int_eq(tb_plan_injector(plan, 1, &flt, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_ptr_null(flt);
+	ck_assert_msg(strstr(err, "vf/zzz") != NULL, "err: %s", err);
+	json_decref(plan);
+	plan = json_loads("[{\"point\": \"vf/ack/drop\", \"count\": 1}]", 0,
+			  NULL);
+	ck_assert_int_eq(tb_plan_injector(plan, 1, &flt, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(flt);
+	tv_flt_destroy(flt);
+	json_decref(plan);
+}
+END_TEST
+
+/* ---- failures and helpers ------------------------------------------------ */
+
+START_TEST(test_fail_kinds)
+{
+	enum tv_tb_fail_kind k;
+
+	for (unsigned i = 0; i < TV_TB_FK_COUNT; i++) {
+		const char *name = tv_tb_fail_kind_name((enum tv_tb_fail_kind)i);
+
+		ck_assert_ptr_nonnull(name);
+		ck_assert_int_eq(tv_tb_fail_kind_from_name(name, &k), 0);
+		ck_assert_uint_eq(k, i);
+	}
+	k = TV_TB_FK_DATA;
+	ck_assert_int_eq(tv_tb_fail_kind_from_name("nope", &k), -EINVAL);
+	ck_assert_uint_eq(k, TV_TB_FK_DATA);
+	ck_assert_str_eq(tv_tb_fail_kind_name(TV_TB_FK_HANG), "hang");
+}
+END_TEST
+
+START_TEST(test_failures_print)
+{
+	struct tv_tb_failures f = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	for (int i = 0; i < TV_TB_FAILURES_KEPT + 3; i++)
+		tb_failures_add(&f, i ? TV_TB_FK_DATA : TV_TB_FK_LEAK,
+				"failure number %d", i);
+	ck_assert_uint_eq(f.count, TV_TB_FAILURES_KEPT + 3);
+	ck_assert_uint_eq(f.first, TV_TB_FK_LEAK);
+	ck_assert_uint_eq(f.kinds, (1u << TV_TB_FK_DATA) | (1u << TV_TB_FK_LEAK));
+	out = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(out);
+	tv_tb_failures_print(&f, out);
+	fclose(out);
+	ck_assert_msg(strstr(buf, "FAIL: failure number 0\n") != NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "failure number 39\n") != NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "failure number 40") == NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "... and 3 more") != NULL, "%s", buf);
+	free(buf);
+	tb_failures_free(&f);
+}
+END_TEST
+
+START_TEST(test_util)
+{
+	char buf[64];
+	uint64_t v = 7;
+	struct tv_tb_serve_opts o;
+
+	ck_assert_int_eq(tv_tb_parse_u64("0x10", &v), 0);
+	ck_assert_uint_eq(v, 16);
+	ck_assert_int_eq(tv_tb_parse_u64("18446744073709551615", &v), 0);
+	ck_assert_uint_eq(v, UINT64_MAX);
+	v = 7;
+	ck_assert_int_eq(tv_tb_parse_u64("", &v), -EINVAL);
+	ck_assert_int_eq(tv_tb_parse_u64("12x", &v), -EINVAL);
+	ck_assert_int_eq(tv_tb_parse_u64("-1", &v), -EINVAL);
+	/* Regression: strtoull skipped blanks and negated " -1". */
+	ck_assert_int_eq(tv_tb_parse_u64(" 1", &v), -EINVAL);
+	ck_assert_int_eq(tv_tb_parse_u64(" -1", &v), -EINVAL);
+	ck_assert_int_eq(tv_tb_parse_u64("\t5", &v), -EINVAL);
+	ck_assert_int_eq(tv_tb_parse_u64("+5", &v), -EINVAL);
+	ck_assert_int_eq(tv_tb_parse_u64("18446744073709551616", &v), -EINVAL);
+	ck_assert_uint_eq(v, 7);
+	tv_tb_fmt_rate(3.5, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "3.5 ");
+	tv_tb_fmt_rate(2.5e6, buf, sizeof(buf));
+	ck_assert_msg(strstr(buf, "M") != NULL, "%s", buf);
+	tv_tb_fmt_bytes(4096, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "4.0 KiB");
+	tv_tb_fmt_ns(12345, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "12.345 us");
+	tv_tb_serve_opts_init(&o);
+	ck_assert_uint_eq(o.timeout_s, 120);
+	ck_assert(o.reconnect);
+	ck_assert_int_eq(o.faults_node, -1);
+	ck_assert_ptr_null(o.scenario_path);
+}
+END_TEST
+
+/* ---- runs: summary, results -------------------------------------------- */
+
+static struct tv_tb_run *run_text(const char *text, uint64_t seed,
+				  struct tv_tb_scenario **sc_p)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char err[TV_TB_ERR_MAX];
+
+	ck_assert_msg(tv_tb_scenario_load_string(text, "edges", &sc, err) == 0,
+		      "%s", err);
+	tv_tb_run_opts_init(&o, sc);
+	o.seed = seed;
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	*sc_p = sc;
+	return run;
+}
+
+START_TEST(test_results_unwritable)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_text(basic, 1, &sc);
+	struct tv_tb_junit_case c = { .classname = "tensorverbs.run",
+				      .name = "x<&>\"'", .failure = "m<",
+				      .type = "hang", .text = "t&" };
+	char path[128];
+	json_t *j = tv_tb_run_result_json(run, NULL);
+	char *text;
+
+	ck_assert_ptr_nonnull(j);
+	ck_assert(json_is_null(json_object_get(j, "reproduce")));
+	ck_assert(json_is_true(json_object_get(j, "passed")));
+	ck_assert_int_eq(tv_tb_json_write("/nonexistent/dir/r.json", j),
+			 -EIO);
+	ck_assert_int_eq(tv_tb_json_write("/nonexistent/dir/r.json", NULL),
+			 -ENOMEM);
+	ck_assert_int_eq(tv_tb_junit_write("/nonexistent/dir/j.xml", "s", &c,
+					   1), -ENOENT);
+	mk_tmpdir();
+	tmp_path(path, sizeof(path), "j.xml");
+	ck_assert_int_eq(tv_tb_junit_write(path, "suite&", &c, 1), 0);
+	text = read_all(path);
+	ck_assert_msg(strstr(text, "x&lt;&amp;&gt;&quot;&apos;") != NULL, "%s",
+		      text);
+	ck_assert_msg(strstr(text, "type=\"hang\"") != NULL, "%s", text);
+	free(text);
+	c.failure = NULL;
+	c.skipped = "no hardware";
+	ck_assert_int_eq(tv_tb_junit_write(path, "suite", &c, 1), 0);
+	text = read_all(path);
+	ck_assert_msg(strstr(text, "<skipped message=\"no hardware\"") != NULL,
+		      "%s", text);
+	free(text);
+	rm_tmpdir();
+	json_decref(j);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* ---- traces that are not traces ------------------------------------------ */
+
+/* A trace of basic, its lines, the header first. */
+static char *make_trace(const char *name, char *path, size_t cap)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_trace *t;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char err[TV_TB_ERR_MAX];
+
+	tmp_path(path, cap, name);
+	ck_assert_int_eq(tv_tb_scenario_load_string(basic, "basic", &sc, err),
+			 0);
+	ck_assert_int_eq(tv_tb_trace_create(path, sc, NULL, 3, NULL, &t), 0);
+	tv_tb_run_opts_init(&o, sc);
+	o.seed = 3;
+	o.trace = t;
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	ck_assert_int_eq(tv_tb_trace_finish(t, run), 0);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+	return read_all(path);
+}
+
+/* Line n (0-based) of text, a new string without the newline. */
+static char *line_of(const char *text, int n)
+{
+	const char *p = text, *e;
+
+	for (int i = 0; i < n; i++) {
+		p = strchr(p, '\n');
+		ck_assert_ptr_nonnull(p);
+		p++;
+	}
+	e = strchr(p, '\n');
+	return strndup(p, e ? (size_t)(e - p) : strlen(p));
+}
+
+static int count_lines(const char *text)
+{
+	int n = 0;
+
+	for (const char *p = text; *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+/* Replace line n of text by repl (NULL: drop it), or append extra. */
+static char *edit_lines(const char *text, int n, const char *repl,
+			const char *extra)
+{
+	size_t cap = strlen(text) + (repl ? strlen(repl) : 0) +
+		     (extra ? strlen(extra) : 0) + 4;
+	char *out = calloc(1, cap), *o = out;
+	const char *p = text;
+
+	ck_assert_ptr_nonnull(out);
+	for (int i = 0; *p; i++) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (i != n) {
+			memcpy(o, p, len);
+			o += len;
+			*o++ = '\n';
+		} else if (repl) {
+			o += sprintf(o, "%s\n", repl);
+		}
+		p += len + (e ? 1 : 0);
+	}
+	if (extra)
+		strcpy(o, extra);
+	return out;
+}
+
+static void replay_expect(const char *path, enum tv_tb_replay_state state,
+			  const char *msg)
+{
+	struct tv_tb_replay_report rep;
+
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_int_eq(tv_tb_replay(path, &rep), 0);
+	ck_assert_msg(rep.state == state, "%s: state %d, err '%s'", path,
+		      rep.state, rep.err);
+	if (msg)
+		ck_assert_msg(strstr(rep.err, msg) != NULL,
+			      "%s: err '%s' lacks '%s'", path, rep.err, msg);
+	tv_tb_replay_report_free(&rep);
+}
+
+START_TEST(test_trace_malformed)
+{
+	char good[128], path[128], *text, *hdr, *edited;
+	struct tv_tb_replay_report rep;
+	json_t *h;
+	int n;
+
+	mk_tmpdir();
+	text = make_trace("good.jsonl", good, sizeof(good));
+	n = count_lines(text);
+	ck_assert_int_ge(n, 3);
+	replay_expect(good, TV_TB_REPLAY_SAME, NULL);
+
+	/* The file is missing. */
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_int_eq(tv_tb_replay("/nonexistent/t.jsonl", &rep), -ENOENT);
+	ck_assert_msg(strstr(rep.err, "/nonexistent/t.jsonl") != NULL, "%s",
+		      rep.err);
+
+	tmp_path(path, sizeof(path), "empty.jsonl");
+	write_file(path, "");
+	replay_expect(path, TV_TB_REPLAY_MALFORMED, "empty file");
+
+	tmp_path(path, sizeof(path), "notjson.jsonl");
+	write_file(path, "not json\n");
+	replay_expect(path, TV_TB_REPLAY_MALFORMED, "notjson.jsonl:1:");
+
+	tmp_path(path, sizeof(path), "array.jsonl");
+	write_file(path, "[1, 2]\n");
+	replay_expect(path, TV_TB_REPLAY_MALFORMED, "array.jsonl:1: not a JSON object");
+
+	tmp_path(path, sizeof(path), "nohdr.jsonl");
+	write_file(path, "{\"a\": 1}\n");
+	replay_expect(path, TV_TB_REPLAY_MALFORMED,
+		      "line 1 is not a tensorverbs trace header");
+
+	hdr = line_of(text, 0);
+	h = json_loads(hdr, 0, NULL);
+	ck_assert_ptr_nonnull(h);
+
+	/* Another format. */
+	json_object_set_new(h, "tensorverbs_trace", json_integer(99));
+	edited = json_dumps(h, JSON_COMPACT);
+	free(hdr);
+	hdr = edit_lines(text, 0, edited, NULL);
+	tmp_path(path, sizeof(path), "fmt.jsonl");
+	write_file(path, hdr);
+	replay_expect(path, TV_TB_REPLAY_MALFORMED,
+		      "trace format 99, this build reads format 1");
+	free(hdr);
+	free(edited);
+	json_object_set_new(h, "tensorverbs_trace", json_integer(1));
+
+	/* A seed that is a string. */
+	json_object_set_new(h, "seed", json_string("0x3"));
+	edited = json_dumps(h, JSON_COMPACT);
+	hdr = edit_lines(text, 0, edited, NULL);
+	tmp_path(path, sizeof(path), "seedstr.jsonl");
+	write_file(path, hdr);
+	replay_expect(path, TV_TB_REPLAY_SAME, NULL);
+	free(hdr);
+	free(edited);
+
+	/* A seed that is not one. */
+	json_object_set_new(h, "seed", json_real(1.5));
+	edited = json_dumps(h, JSON_COMPACT);
+	hdr = edit_lines(text, 0, edited, NULL);
+	tmp_path(path, sizeof(path), "seedbad.jsonl");
+	write_file(path, hdr);
+	replay_expect(path, TV_TB_REPLAY_MALFORMED,
+		      "header needs \"seed\" (integer)");
+	free(hdr);
+	free(edited);
+	json_object_set_new(h, "seed", json_integer(3));
+
+	/* A breakage no workload knows, and one of another workload. */
+	json_object_set_new(h, "test_breakage", json_string("everything"));
+	edited = json_dumps(h, JSON_COMPACT);
+	hdr = edit_lines(text, 0, edited, NULL);
+	tmp_path(path, sizeof(path), "brk.jsonl");
+	write_file(path, hdr);
+	replay_expect(path, TV_TB_REPLAY_MALFORMED,
+		      "header: unknown \"test_breakage\" (this build knows ");
+	free(hdr);
+	free(edited);
+	json_object_del(h, "test_breakage");
+
+	/* A scenario that is not one. */
+	json_object_set_new(h, "scenario", json_pack("{s:i}", "nodes", 1));
+	edited = json_dumps(h, JSON_COMPACT);
+	hdr = edit_lines(text, 0, edited, NULL);
+	tmp_path(path, sizeof(path), "sc.jsonl");
+	write_file(path, hdr);
+	replay_expect(path, TV_TB_REPLAY_MALFORMED,
+		      "the trace's scenario is invalid: $.nodes: needs at least 2 nodes");
+	free(hdr);
+	free(edited);
+	json_decref(h);
+
+	/* Truncated: no summary. */
+	edited = edit_lines(text, n - 1, NULL, NULL);
+	tmp_path(path, sizeof(path), "trunc.jsonl");
+	write_file(path, edited);
+	replay_expect(path, TV_TB_REPLAY_MALFORMED,
+		      "the trace ends without a summary line (truncated?)");
+	free(edited);
+
+	/* Truncated after the header. */
+	hdr = line_of(text, 0);
+	edited = edit_lines(hdr, 99, NULL, NULL);
+	free(edited);
+	tmp_path(path, sizeof(path), "hdronly.jsonl");
+	{
+		char *t2 = malloc(strlen(hdr) + 2);
+
+		sprintf(t2, "%s\n", hdr);
+		write_file(path, t2);
+		free(t2);
+	}
+	replay_expect(path, TV_TB_REPLAY_MALFORMED,
+		      "the trace ends without a summary line (truncated?)");
+	free(hdr);
+
+	/* A line that is neither an event nor the summary. */
+	edited = edit_lines(text, 1, "{\"x\": 1}", NULL);
+	tmp_path(path, sizeof(path), "neither.jsonl");
+	write_file(path, edited);
+	replay_expect(path, TV_TB_REPLAY_MALFORMED,
+		      "neither.jsonl:2: neither an event nor the summary");
+	free(edited);
+
+	/* A line that is not JSON, in the middle. */
+	edited = edit_lines(text, 1, "{\"x\": ", NULL);
+	tmp_path(path, sizeof(path), "midbad.jsonl");
+	write_file(path, edited);
+	replay_expect(path, TV_TB_REPLAY_MALFORMED, "midbad.jsonl:2:");
+	free(edited);
+
+	/* Something after the summary. */
+	edited = edit_lines(text, -1, NULL, "{\"after\": 1}\n");
+	tmp_path(path, sizeof(path), "extra.jsonl");
+	write_file(path, edited);
+	replay_expect(path, TV_TB_REPLAY_MALFORMED, NULL);
+	free(edited);
+
+	/* An event changed: diverged, at its line. */
+	{
+		char *ev = line_of(text, 1);
+		json_t *e = json_loads(ev, 0, NULL);
+
+		json_object_set_new(e, "kind", json_string("CHANGED"));
+		free(ev);
+		ev = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		edited = edit_lines(text, 1, ev, NULL);
+		tmp_path(path, sizeof(path), "div.jsonl");
+		write_file(path, edited);
+		memset(&rep, 0, sizeof(rep));
+		ck_assert_int_eq(tv_tb_replay(path, &rep), 0);
+		ck_assert_int_eq(rep.state, TV_TB_REPLAY_DIVERGED);
+		ck_assert_uint_eq(rep.line, 2);
+		ck_assert_uint_eq(rep.events, 0);
+		ck_assert_msg(strstr(rep.diff, "kind") != NULL, "%s", rep.diff);
+		ck_assert_ptr_nonnull(rep.expected);
+		ck_assert_msg(strstr(rep.expected, "CHANGED") != NULL, "%s",
+			      rep.expected);
+		tv_tb_replay_report_free(&rep);
+		free(edited);
+		free(ev);
+		json_decref(e);
+	}
+
+	/* The summary changed: diverged, summary only. */
+	{
+		char *sl = line_of(text, n - 1);
+		json_t *s = json_loads(sl, 0, NULL);
+
+		json_object_set_new(s, "sim_events", json_integer(1));
+		free(sl);
+		sl = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		edited = edit_lines(text, n - 1, sl, NULL);
+		tmp_path(path, sizeof(path), "sum.jsonl");
+		write_file(path, edited);
+		memset(&rep, 0, sizeof(rep));
+		ck_assert_int_eq(tv_tb_replay(path, &rep), 0);
+		ck_assert_int_eq(rep.state, TV_TB_REPLAY_DIVERGED);
+		ck_assert(rep.summary_only);
+		ck_assert_msg(strstr(rep.diff, "sim_events") != NULL, "%s",
+			      rep.diff);
+		tv_tb_replay_report_free(&rep);
+		free(edited);
+		free(sl);
+		json_decref(s);
+	}
+
+	/* An extra event before the summary: the run has no more. */
+	{
+		char *ev = line_of(text, 1);
+
+		edited = edit_lines(text, n - 1, ev, NULL);
+		{
+			char *sl = line_of(text, n - 1);
+			char *t2 = malloc(strlen(edited) + strlen(sl) + 2);
+
+			sprintf(t2, "%s%s\n", edited, sl);
+			free(edited);
+			edited = t2;
+			free(sl);
+		}
+		tmp_path(path, sizeof(path), "more.jsonl");
+		write_file(path, edited);
+		memset(&rep, 0, sizeof(rep));
+		ck_assert_int_eq(tv_tb_replay(path, &rep), 0);
+		ck_assert_int_eq(rep.state, TV_TB_REPLAY_DIVERGED);
+		ck_assert_ptr_null(rep.actual);
+		tv_tb_replay_report_free(&rep);
+		free(edited);
+		free(ev);
+	}
+	free(text);
+	rm_tmpdir();
+}
+END_TEST
+
+/* ---- show ------------------------------------------------------------------ */
+
+START_TEST(test_show_errors_and_ranges)
+{
+	char good[128], path[128], svg[128], chrome[128], err[512];
+	struct tv_tb_show_opts o = { 0 };
+	char *text, *s;
+
+	mk_tmpdir();
+	text = make_trace("good.jsonl", good, sizeof(good));
+	tmp_path(svg, sizeof(svg), "t.svg");
+	tmp_path(chrome, sizeof(chrome), "t.json");
+
+	o.svg_path = svg;
+	o.last = UINT64_MAX;
+	ck_assert_int_eq(tv_tb_show("/nonexistent/t.jsonl", &o, err,
+				    sizeof(err)), -ENOENT);
+	ck_assert_msg(strstr(err, "/nonexistent/t.jsonl") != NULL, "%s", err);
+
+	tmp_path(path, sizeof(path), "empty.jsonl");
+	write_file(path, "");
+	ck_assert_int_eq(tv_tb_show(path, &o, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "empty") != NULL, "%s", err);
+
+	tmp_path(path, sizeof(path), "bad.jsonl");
+	write_file(path, "{\"a\": 1}\n");
+	ck_assert_int_eq(tv_tb_show(path, &o, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "malformed trace") != NULL, "%s", err);
+
+	tmp_path(path, sizeof(path), "badline.jsonl");
+	{
+		char *hdr = line_of(text, 0);
+		char *t2 = malloc(strlen(hdr) + 32);
+
+		sprintf(t2, "%s\nnot json\n", hdr);
+		write_file(path, t2);
+		free(t2);
+		free(hdr);
+	}
+	ck_assert_int_eq(tv_tb_show(path, &o, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "badline.jsonl:2") != NULL, "%s", err);
+
+	/* Unwritable outputs name themselves. */
+	o.svg_path = "/nonexistent/dir/t.svg";
+	ck_assert_int_lt(tv_tb_show(good, &o, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "cannot write /nonexistent/dir/t.svg") != NULL,
+		      "%s", err);
+	o.svg_path = NULL;
+	o.chrome_path = "/nonexistent/dir/t.json";
+	ck_assert_int_lt(tv_tb_show(good, &o, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "cannot write /nonexistent/dir/t.json") != NULL,
+		      "%s", err);
+
+	/* A range of events, and a row limit. */
+	o.svg_path = svg;
+	o.chrome_path = chrome;
+	o.first = 2;
+	o.last = 4;
+	o.max_rows = 2;
+	ck_assert_int_eq(tv_tb_show(good, &o, err, sizeof(err)), 0);
+	s = read_all(svg);
+	ck_assert_msg(strstr(s, "<svg") != NULL, "%.200s", s);
+	ck_assert_msg(strstr(s, "</svg>") != NULL, "%.200s", s);
+	free(s);
+	s = read_all(chrome);
+	ck_assert_msg(strstr(s, "traceEvents") != NULL, "%.200s", s);
+	free(s);
+	/* A range that holds nothing. */
+	o.first = 1000000;
+	o.last = 2000000;
+	o.max_rows = 0;
+	ck_assert_int_eq(tv_tb_show(good, &o, err, sizeof(err)), 0);
+	s = read_all(svg);
+	ck_assert_msg(strstr(s, "</svg>") != NULL, "%.200s", s);
+	free(s);
+	free(text);
+	rm_tmpdir();
+}
+END_TEST
+
+/* ---- shrink's refusals ----------------------------------------------------- */
+
+START_TEST(test_shrink_refusals)
+{
+	struct tv_tb_shrink_opts o = { .max_runs = 5 };
+	struct tv_tb_shrink_report rep;
+	char in[128], out[128], err[1024];
+
+	mk_tmpdir();
+	tmp_path(out, sizeof(out), "min.json");
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_int_lt(tv_tb_shrink("/nonexistent/s.json", out, &o, &rep,
+				      err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "/nonexistent/s.json") != NULL, "%s", err);
+
+	tmp_path(in, sizeof(in), "bad.json");
+	write_file(in, "{\"nodes\": \n");
+	ck_assert_int_eq(tv_tb_shrink(in, out, &o, &rep, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_msg(strstr(err, in) != NULL, "%s", err);
+
+	tmp_path(in, sizeof(in), "unknown.json");
+	write_file(in, "{\"workload\": \"nope\", \"nodes\": 2}\n");
+	ck_assert_int_eq(tv_tb_shrink(in, out, &o, &rep, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_msg(strstr(err, "unknown workload") != NULL, "%s", err);
+
+	tmp_path(in, sizeof(in), "invalid.json");
+	write_file(in, "{\"nodes\": 1, \"steps\": []}\n");
+	ck_assert_int_eq(tv_tb_shrink(in, out, &o, &rep, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_msg(strstr(err, "invalid scenario") != NULL, "%s", err);
+
+	tmp_path(in, sizeof(in), "passes.json");
+	write_file(in, basic);
+	ck_assert_int_eq(tv_tb_shrink(in, out, &o, &rep, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_msg(strstr(err, "does not fail") != NULL, "%s", err);
+	ck_assert_int_ne(access(out, F_OK), 0);
+	rm_tmpdir();
+}
+END_TEST
+
+/* ---- swarm ------------------------------------------------------------------ */
+
+START_TEST(test_swarm_points)
+{
+	uint32_t bits = 0;
+	char err[256];
+
+	ck_assert_int_eq(tv_tb_swarm_points("vf/ack/drop,vf/write/dup", &bits,
+					    err, sizeof(err)), 0);
+	ck_assert_int_eq(__builtin_popcount(bits), 2);
+	ck_assert_int_eq(tv_tb_swarm_points("vf/ack/drop,vf/bogus", &bits,
+					    err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "unknown fault point 'vf/bogus' (see: tensorverbs faults)");
+	ck_assert_int_eq(__builtin_popcount(bits), 2);
+}
+END_TEST
+
+START_TEST(test_swarm_refused)
+{
+	struct tv_tb_swarm_opts o = { .seeds = 1, .jobs = 1 };
+	struct tv_tb_swarm_report rep;
+	json_t *sc;
+
+	o.seeds = 0;
+	ck_assert_int_eq(tv_tb_swarm(&o, &rep), -EINVAL);
+	o.seeds = 1;
+	o.jobs = 0;
+	ck_assert_int_eq(tv_tb_swarm(&o, &rep), -EINVAL);
+	o.jobs = 100000;
+	ck_assert_int_eq(tv_tb_swarm(&o, &rep), -EINVAL);
+	o.jobs = 1;
+	o.first = INT64_MAX;
+	ck_assert_int_eq(tv_tb_swarm(&o, &rep), -EINVAL);
+	o.first = 0;
+	o.workload = "nope";
+	ck_assert_int_eq(tv_tb_swarm(&o, &rep), -ENOENT);
+	ck_assert_int_eq(tv_tb_swarm_generate(1, 0, "nope", &sc), -ENOENT);
+}
+END_TEST
+
+/*
+ * Progress lines (on a terminal only: a pseudo-terminal here), and the
+ * failures kept, sorted, written with their traces (a deliberate
+ * breakage), more of them than a report keeps.
+ */
+START_TEST(test_swarm_progress_and_failures)
+{
+	struct tv_tb_swarm_opts o = { .seeds = 40, .first = 1, .jobs = 2 };
+	struct tv_tb_swarm_report rep;
+	char dir[128], out[4096];
+	int master, slave;
+	ssize_t n;
+
+	master = posix_openpt(O_RDWR | O_NOCTTY);
+	ck_assert_int_ge(master, 0);
+	ck_assert_int_eq(grantpt(master), 0);
+	ck_assert_int_eq(unlockpt(master), 0);
+	slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+	ck_assert_int_ge(slave, 0);
+	mk_tmpdir();
+	tmp_path(dir, sizeof(dir), "out");
+	o.progress = fdopen(slave, "w");
+	ck_assert_ptr_nonnull(o.progress);
+	o.out_dir = dir;
+	o.workload = "rendezvous";
+	o.keep_going = true;
+	o.breakage = "no-ack-timeout";
+	ck_assert_int_eq(tv_tb_swarm(&o, &rep), 0);
+	fflush(o.progress);
+	n = read(master, out, sizeof(out) - 1);
+	ck_assert_int_gt(n, 0);
+	out[n] = '\0';
+	ck_assert_msg(strstr(out, "swarm: 40/40 seeds") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, " violations, 0 s left") != NULL, "%s", out);
+	fclose(o.progress);
+	close(master);
+	ck_assert_uint_eq(rep.done, 40);
+	ck_assert_msg(rep.violations > 0, "no violations");
+	ck_assert_uint_eq(rep.nfail, rep.violations < TV_TB_SWARM_KEEP ?
+				     rep.violations : TV_TB_SWARM_KEEP);
+	for (size_t i = 0; i < rep.nfail; i++) {
+		ck_assert(rep.fail[i].written);
+		ck_assert_int_eq(rep.fail[i].rerun_status, 1);
+		ck_assert_int_eq(access(rep.fail[i].file, R_OK), 0);
+		ck_assert_int_eq(access(rep.fail[i].trace, R_OK), 0);
+		if (i)
+			ck_assert_uint_lt(rep.fail[i - 1].seed,
+					  rep.fail[i].seed);
+	}
+	rm_tmpdir();
+}
+END_TEST
+
+/* One case a test: CK_RUN_CASE=test_... runs one. */
+#define ADD(t) do { tc = tcase_create(#t); tcase_set_timeout(tc, 60); \
+		    tcase_add_test(tc, t); suite_add_tcase(s, tc); } while (0)
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("testbed_edges");
+
+	TCase *tc;
+
+	ADD(test_scenario_core_refused);
+	ADD(test_scenario_rendezvous_refused);
+	ADD(test_scenario_gather_refused);
+	ADD(test_scenario_port_refused);
+	ADD(test_scenario_load_errors);
+	ADD(test_scenario_accessors);
+	ADD(test_plan_text_forms);
+	ADD(test_plan_merge);
+	ADD(test_plan_injector);
+	ADD(test_fail_kinds);
+	ADD(test_failures_print);
+	ADD(test_util);
+	ADD(test_results_unwritable);
+	ADD(test_trace_malformed);
+	ADD(test_show_errors_and_ranges);
+	ADD(test_shrink_refusals);
+	ADD(test_swarm_points);
+	ADD(test_swarm_refused);
+	ADD(test_swarm_progress_and_failures);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
