@@ -1151,6 +1151,317 @@ START_TEST(test_swarm_progress_and_failures)
 }
 END_TEST
 
+/* ---- runs: the swarm's and shrink's entry, gates, limits ----------------- */
+
+START_TEST(test_run_json)
+{
+	struct tb_outcome out;
+	json_t *root;
+
+	/* Not a scenario: invalid, with the parser's message. */
+	root = json_loads("{\"nodes\": 1}", 0, NULL);
+	ck_assert_int_eq(tb_run_json(root, 1, NULL, false, &out), 0);
+	ck_assert(out.invalid);
+	ck_assert_msg(strstr(out.first_msg, "$.nodes: needs at least 2 nodes") != NULL,
+		      "%s", out.first_msg);
+	json_decref(root);
+
+	/* A breakage of another workload: invalid too, saying whose. */
+	root = json_loads(basic, 0, NULL);
+	ck_assert_int_eq(tb_run_json(root, 1, "fifo-sentinel", false, &out), 0);
+	ck_assert(out.invalid);
+	ck_assert_msg(strstr(out.first_msg, "fifo-sentinel") != NULL &&
+		      strstr(out.first_msg, "rendezvous") != NULL,
+		      "%s", out.first_msg);
+
+	/* A passing run, its trace lines counted. */
+	ck_assert_int_eq(tb_run_json(root, 1, NULL, true, &out), 0);
+	ck_assert(!out.invalid);
+	ck_assert_uint_eq(out.failures, 0);
+	ck_assert_uint_eq(out.ops, 1);
+	ck_assert_uint_gt(out.trace_events, 10);
+	ck_assert_uint_gt(out.res.sim_events, 0);
+	json_decref(root);
+
+	/* A failing one: its first failure and kind. */
+	root = json_loads("{\"nodes\": 2, \"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [4, 4]}],"
+			  " \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"shape\": [4, 5]}}]}]}",
+			  0, NULL);
+	ck_assert_int_eq(tb_run_json(root, 5, NULL, false, &out), 0);
+	ck_assert(!out.invalid);
+	ck_assert_uint_ge(out.failures, 1);
+	ck_assert_uint_eq(out.trace_events, 0);
+	ck_assert(out.kinds & (1u << out.first));
+	ck_assert_msg(out.first_msg[0] != '\0', "no message");
+	json_decref(root);
+}
+END_TEST
+
+struct gate {
+	unsigned calls;
+	unsigned refusals;
+	uint64_t max_waited;
+};
+
+static bool gate_fn(void *ctx, uint32_t node, uint64_t at_ns,
+		    uint64_t waited_ns)
+{
+	struct gate *g = ctx;
+
+	(void)at_ns;
+	ck_assert_uint_lt(node, 2);
+	g->calls++;
+	if (waited_ns > g->max_waited)
+		g->max_waited = waited_ns;
+	/* Each operation is held back three times, then let go. */
+	if (waited_ns < 3000) {
+		g->refusals++;
+		return false;
+	}
+	return true;
+}
+
+START_TEST(test_run_op_gate)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	struct gate g = { 0 };
+	char err[TV_TB_ERR_MAX];
+
+	ck_assert_int_eq(tv_tb_scenario_load_string(basic, "gate", &sc, err), 0);
+	tv_tb_run_opts_init(&o, sc);
+	o.op_gate = gate_fn;
+	o.op_gate_ctx = &g;
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	ck_assert_uint_eq(tv_tb_run_result(run)->failures, 0);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 1);
+	ck_assert_uint_ge(g.calls, 8);
+	ck_assert_uint_ge(g.refusals, 6);
+	ck_assert_uint_ge(g.max_waited, 3000);
+	ck_assert_ptr_nonnull(tv_tb_run_wl(run));
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* A world that runs past its event budget is a hang, saying so. */
+START_TEST(test_run_max_events)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_text(
+		"{\"nodes\": 2, \"sim\": {\"max_events\": 5}, " RV_SENDS "}", 1,
+		&sc);
+	const struct tv_tb_failures *f = tv_tb_run_failures(run);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	ck_assert_uint_ge(f->count, 1);
+	ck_assert(f->kinds & (1u << TV_TB_FK_HANG));
+	ck_assert_msg(strstr(f->msgs[0], "5") != NULL, "%s", f->msgs[0]);
+	ck_assert_str_eq(tv_tb_run_outcome(run), "FAIL");
+	out = open_memstream(&buf, &len);
+	tv_tb_run_print_summary(run, out);
+	fclose(out);
+	ck_assert_msg(strstr(buf, "edges") != NULL, "%s", buf);
+	free(buf);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* A node that crashes and restarts: the summary counts it. */
+START_TEST(test_run_crash_summary)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_text(
+		"{\"nodes\": 2, \"faults\": [{\"point\": \"node/crash\", \"nth\": 3, \"count\": 1}], "
+		"\"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [8], \"repeat\": 8, \"stagger_ns\": 100000}],"
+		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\", \"repeat\": 8, \"stagger_ns\": 100000, \"expect\": \"any\"}]}]}",
+		1, &sc);
+	const struct tv_tb_result *res = tv_tb_run_result(run);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	ck_assert_uint_eq(res->crashes, 1);
+	out = open_memstream(&buf, &len);
+	tv_tb_run_print_summary(run, out);
+	fclose(out);
+	ck_assert_msg(strstr(buf, "crashes     1 crashes") != NULL, "%s", buf);
+	free(buf);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* ---- drawings of every workload's traces ---------------------------------- */
+
+static void trace_text(const char *text, const char *name, uint64_t seed,
+		       const char *breakage, char *path, size_t cap)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_trace *t;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char err[TV_TB_ERR_MAX];
+
+	tmp_path(path, cap, name);
+	ck_assert_msg(tv_tb_scenario_load_string(text, name, &sc, err) == 0,
+		      "%s", err);
+	ck_assert_int_eq(tv_tb_trace_create(path, sc, "edges.json", seed,
+					    breakage, &t), 0);
+	tv_tb_run_opts_init(&o, sc);
+	o.seed = seed;
+	o.trace = t;
+	o.breakage = breakage;
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	ck_assert_int_eq(tv_tb_trace_finish(t, run), 0);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+
+/* Draws path; the SVG and the Chrome JSON hold each of want (NULL-ended). */
+static void show_has(const char *path, const char *const *svg_want,
+		     const char *const *chrome_want)
+{
+	struct tv_tb_show_opts o = { .last = UINT64_MAX };
+	char svg[128], chrome[128], err[512], *s;
+	json_t *j;
+
+	tmp_path(svg, sizeof(svg), "d.svg");
+	tmp_path(chrome, sizeof(chrome), "d.json");
+	o.svg_path = svg;
+	o.chrome_path = chrome;
+	ck_assert_msg(tv_tb_show(path, &o, err, sizeof(err)) == 0, "%s", err);
+	s = read_all(svg);
+	ck_assert_msg(strstr(s, "</svg>") != NULL, "%.200s", s);
+	for (const char *const *w = svg_want; w && *w; w++)
+		ck_assert_msg(strstr(s, *w) != NULL, "%s: SVG lacks '%s'", path,
+			      *w);
+	free(s);
+	j = json_load_file(chrome, 0, NULL);
+	ck_assert_msg(j != NULL, "%s: Chrome JSON does not parse", path);
+	json_decref(j);
+	s = read_all(chrome);
+	for (const char *const *w = chrome_want; w && *w; w++)
+		ck_assert_msg(strstr(s, *w) != NULL, "%s: Chrome lacks '%s'",
+			      path, *w);
+	free(s);
+}
+
+START_TEST(test_show_port)
+{
+	char path[128];
+	static const char *const svg_want[] = { "port-edges", "write", NULL };
+	static const char *const chrome_want[] = { "push @", "proxy", NULL };
+
+	mk_tmpdir();
+	trace_text("{\"name\": \"port-edges\", \"workload\": \"port\", \"nodes\": 2, \"port\": {\"signal\": \"atomic\"},"
+		   " \"programs\": [{\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"bytes\": 4096, \"ops\": ["
+		   " {\"op\": \"put\", \"dst_off\": 0, \"src_off\": 0, \"bytes\": 1024},"
+		   " {\"op\": \"put_with_signal\", \"dst_off\": 0, \"src_off\": 0, \"bytes\": 64},"
+		   " {\"op\": \"signal\"}, {\"op\": \"flush\"}]},"
+		   " {\"kind\": \"ping_pong\", \"nodes\": [1, 0], \"bytes\": 256, \"iters\": 2, \"flush_every\": 1, \"start_ns\": 100000}]}",
+		   "port.jsonl", 1, NULL, path, sizeof(path));
+	show_has(path, svg_want, chrome_want);
+	replay_expect(path, TV_TB_REPLAY_SAME, NULL);
+	trace_text("{\"name\": \"port-imm\", \"workload\": \"port\", \"nodes\": 3, \"port\": {\"signal\": \"write_imm\"},"
+		   " \"faults\": [{\"point\": \"port/proxy/stall\", \"count\": 2}, {\"point\": \"port/sem/delay\", \"count\": 2}],"
+		   " \"programs\": [{\"kind\": \"allreduce\", \"count\": 12}, {\"kind\": \"packet_ping_pong\", \"nodes\": [0, 2], \"format\": \"ll8\", \"bytes\": 64, \"iters\": 2}]}",
+		   "port2.jsonl", 2, NULL, path, sizeof(path));
+	show_has(path, NULL, NULL);
+	rm_tmpdir();
+}
+END_TEST
+
+START_TEST(test_show_gather)
+{
+	char path[128];
+	static const char *const svg_want[] = { "gather-edges", NULL };
+
+	mk_tmpdir();
+	trace_text("{\"name\": \"gather-edges\", \"workload\": \"gather\", \"nodes\": 2, \"gather\": {\"rows\": 512, \"row_bytes\": 64, \"qps_per_peer\": 2, \"post_list\": 8},"
+		   " \"faults\": [{\"point\": \"gather/read/error\", \"count\": 1}],"
+		   " \"batches\": [{\"node\": 0, \"count\": 32}, {\"node\": 1, \"ids\": [0, 1, 511], \"at_ns\": 1000}]}",
+		   "gather.jsonl", 1, NULL, path, sizeof(path));
+	show_has(path, svg_want, NULL);
+	replay_expect(path, TV_TB_REPLAY_SAME, NULL);
+	rm_tmpdir();
+}
+END_TEST
+
+/* Rendezvous with faults that show as notes: firings, QP errors, RNR. */
+START_TEST(test_show_rendezvous_faults)
+{
+	char path[128];
+	static const char *const svg_want[] = { "fault", NULL };
+
+	mk_tmpdir();
+	trace_text("{\"name\": \"rv-\\u00e9faults\", \"nodes\": 2,"
+		   " \"faults\": [{\"point\": \"vf/qp/error\", \"nth\": 4, \"count\": 1}, {\"point\": \"vf/recv/drop\", \"nth\": 2, \"count\": 1},"
+		   " {\"point\": \"vf/ack/drop\", \"count\": 1}],"
+		   " \"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [64], \"repeat\": 4}],"
+		   " \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\", \"repeat\": 4, \"expect\": \"any\"}]}]}",
+		   "rvf.jsonl", 1, NULL, path, sizeof(path));
+	show_has(path, svg_want, NULL);
+	replay_expect(path, TV_TB_REPLAY_SAME, NULL);
+	/* With a breakage in the header, replayed with it. */
+	trace_text(basic, "brk.jsonl", 1, "no-ack-timeout", path, sizeof(path));
+	replay_expect(path, TV_TB_REPLAY_SAME, NULL);
+	rm_tmpdir();
+}
+END_TEST
+
+/* ---- shrink, further ------------------------------------------------------- */
+
+static const char wrong_shape[] =
+	"{\"name\": \"neg-wrong-shape\", \"seed\": 5, \"nodes\": 2,"
+	" \"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [4, 4]}],"
+	" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"shape\": [4, 5]}}]}]}";
+
+START_TEST(test_shrink_kinds_and_outputs)
+{
+	struct tv_tb_shrink_opts o = { .max_runs = 3 };
+	struct tv_tb_shrink_report rep;
+	char in[128], out[128], tr[128], err[1024];
+
+	mk_tmpdir();
+	tmp_path(in, sizeof(in), "ws.json");
+	write_file(in, wrong_shape);
+	tmp_path(out, sizeof(out), "min.json");
+	/* It fails, but not with the kind asked for. */
+	o.has_kind = true;
+	o.kind = TV_TB_FK_LEAK;
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_int_eq(tv_tb_shrink(in, out, &o, &rep, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_str_eq(err, "it does not fail with [leak]");
+	/* It fails, the output cannot be written. */
+	o.has_kind = false;
+	ck_assert_int_eq(tv_tb_shrink(in, "/nonexistent/dir/min.json", &o,
+				      &rep, err, sizeof(err)), -EIO);
+	ck_assert_str_eq(err, "cannot write /nonexistent/dir/min.json");
+	/* A trace as the input: its scenario, seed and plan. */
+	trace_text(wrong_shape, "ws.jsonl", 5, NULL, tr, sizeof(tr));
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_int_eq(tv_tb_shrink(tr, out, &o, &rep, err, sizeof(err)), 0);
+	ck_assert_uint_eq(rep.seed, 5);
+	ck_assert_uint_eq(rep.kind, TV_TB_FK_EXPECT);
+	ck_assert_uint_le(rep.runs, 3);
+	ck_assert_int_eq(access(out, R_OK), 0);
+	/* A trace whose header is not one. */
+	tmp_path(tr, sizeof(tr), "bad.jsonl");
+	write_file(tr, "{\"tensorverbs_trace\": 1}\n");
+	ck_assert_int_eq(tv_tb_shrink(tr, out, &o, &rep, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_msg(strstr(err, "bad.jsonl: header needs \"seed\"") != NULL,
+		      "%s", err);
+	rm_tmpdir();
+}
+END_TEST
+
 /* One case a test: CK_RUN_CASE=test_... runs one. */
 #define ADD(t) do { tc = tcase_create(#t); tcase_set_timeout(tc, 60); \
 		    tcase_add_test(tc, t); suite_add_tcase(s, tc); } while (0)
@@ -1177,6 +1488,14 @@ static Suite *suite(void)
 	ADD(test_trace_malformed);
 	ADD(test_show_errors_and_ranges);
 	ADD(test_shrink_refusals);
+	ADD(test_run_json);
+	ADD(test_run_op_gate);
+	ADD(test_run_max_events);
+	ADD(test_run_crash_summary);
+	ADD(test_show_port);
+	ADD(test_show_gather);
+	ADD(test_show_rendezvous_faults);
+	ADD(test_shrink_kinds_and_outputs);
 	ADD(test_swarm_points);
 	ADD(test_swarm_refused);
 	ADD(test_swarm_progress_and_failures);
