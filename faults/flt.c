@@ -390,10 +390,11 @@ int tv_flt_activate(struct tv_flt *flt)
 	ret = fiu_init(0);
 	if (ret)
 		return -EIO;
-	tv_engine_fault_points_live();
 	for (i = 0; i < NPOINTS; i++) {
 		if (!slot_armed(&flt->slots[i]))
 			continue;
+		/* A rule can fire: every point asks libfiu from now on. */
+		tv_engine_fault_points_live();
 		ret = fiu_enable_external(points[i].name, 1, NULL, 0,
 					  fiu_external);
 		if (ret)

@@ -25,6 +25,14 @@ struct tv_flt;
  * it and observes it. */
 void tv__flt_external(struct tv_flt *flt, const char *point);
 
+/*
+ * Whether anything can have enabled a point yet (engine/alloc.h: an
+ * armed rule, fiu-ctrl's remote control, fiu-run): until then the
+ * wrapper's points count their hits and do not ask libfiu, whose lookup
+ * costs a lock and a hash per point per verb.
+ */
+extern bool tv__fiu_live;
+
 /* The seeded decision for one hit of an armed point (fiu's callback). */
 bool tv__flt_decide(const char *point, int64_t *arg_p);
 /* A draw below `below` from the active injector's seeded stream (0 when

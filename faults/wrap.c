@@ -17,6 +17,7 @@
 #include <fiu.h>
 #include <fiu-local.h>
 
+#include <tensorverbs/engine.h>
 #include <tensorverbs/faults.h>
 
 #include "flt_priv.h"
@@ -144,6 +145,8 @@ static bool flt_point(struct tv_vf_device *dev, enum flt_pt pt)
 	};
 	bool fire;
 
+	if (!tv__fiu_live)
+		return false;
 	tv__flt_site = &site;
 	fire = fiu_fail(pt_names[pt]) != 0;
 	if (fire && !site.decided)
@@ -800,6 +803,9 @@ int tv_flt_wrap(struct tv_flt *flt, struct tv_vf_device *inner,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
+	/* fiu-run's preload library enables points from these. */
+	if (getenv("FIU_ENABLE") || getenv("FIU_CTRL_FIFO"))
+		tv_engine_fault_points_live();
 	d->base.ops = &flt_ops;
 	d->base.user_ctx = inner->user_ctx;
 	d->inner = inner;

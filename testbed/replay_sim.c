@@ -305,11 +305,20 @@ static int follow_poll(void *ctx, uint32_t cq, struct tv_vf_wc *wc, int got,
 		out += release(f, q, now, wc + out, cap - out);
 	}
 	free(in);
-	/* Held too long on this CQ (an empty poll after the wake-up). */
-	for (size_t i = 0; i < f->nqs && out < cap; i++)
-		if (f->qs[i].node == tn->node && f->qs[i].cq == cq &&
-		    f->qs[i].nheld)
-			out += release(f, &f->qs[i], now, wc + out, cap - out);
+	/*
+	 * Held too long on this CQ (an empty poll after the wake-up); still
+	 * held: the wake-up again (a node has one deadline, and an earlier
+	 * one of the engine's may have covered the hold's, then moved on).
+	 */
+	for (size_t i = 0; i < f->nqs && out < cap; i++) {
+		q = &f->qs[i];
+		if (q->node != tn->node || q->cq != cq || !q->nheld)
+			continue;
+		out += release(f, q, now, wc + out, cap - out);
+		if (f->hw && q->nheld)
+			tv_vf_wake_at(tn->dev, q->first_held_ns +
+					       FOLLOW_MAX_HOLD_NS);
+	}
 	return out;
 }
 

@@ -14,6 +14,7 @@
 #include <fiu.h>
 #include <fiu-control.h>
 
+#include <tensorverbs/engine.h>
 #include <tensorverbs/faults.h>
 #include <tensorverbs/sim.h>
 
@@ -195,12 +196,17 @@ START_TEST(node_rules_are_validated)
 }
 END_TEST
 
-/* What fiu-ctrl(1) does in a running process: libfiu's own enable. */
+/*
+ * What fiu-ctrl(1) does in a running process: libfiu's own enable.  A
+ * program that enables points itself says so first (serve --fiu-ctrl and
+ * fiu-run do), or the points do not ask libfiu.
+ */
 START_TEST(libfiu_firing_is_counted_and_observed)
 {
 	struct two w;
 	struct tv_flt_point_stats st;
 
+	tv_engine_fault_points_live();
 	two_open(&w, NULL);
 	ck_assert_int_eq(reg_once(&w, 1), 0);
 	ck_assert_int_eq(reg_once(&w, 1), 0);
@@ -230,6 +236,7 @@ START_TEST(libfiu_firing_before_activation)
 {
 	struct two w;
 
+	tv_engine_fault_points_live();
 	two_open(&w, NULL);
 	tv_flt_deactivate(w.flt);
 	ck_assert_int_eq(fiu_enable("vf/reg_mr/fail", 1, (void *)(intptr_t)EIO,

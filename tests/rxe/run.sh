@@ -216,7 +216,7 @@ replay_recordings() {
 		esac
 		v=$(sed -n 's/^replay --sim: \([^(]*\) (.*/\1/p' "$out" | head -1)
 		echo "REPLAY $(basename "$b"): ${v:-error}"
-		[ "${v:-}" = "replayed identically " ] || sed -n '2,6p' "$out" | cut -c1-400
+		[ "${v:-}" = "replayed identically" ] || sed -n '2,6p' "$out" | cut -c1-400
 	done
 	echo "$n recorded runs, $same replayed identically"
 	if [ "$n" -gt 0 ] && [ "$bad" = 0 ]; then
@@ -561,7 +561,7 @@ fiu_ctrl_replay() { # name dir; sets rv
 	grep -q "faults: 1 recorded firing(s), 1 fired again" "$out" ||
 		{ echo "fiu-ctrl: the simulator did not fire it at node 1's hit"; return 1; }
 	case $rv in
-	"replayed identically "|"same outcome "|"reproduced: same failure kind ") return 0 ;;
+	"replayed identically"|"same outcome"|"reproduced: same failure kind") return 0 ;;
 	esac
 	echo "fiu-ctrl: the replay's outcome differs"
 	return 1

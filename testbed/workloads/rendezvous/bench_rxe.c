@@ -41,6 +41,7 @@ static const char bench_usage[] =
 	"usage: tensorverbs bench rxe [--addr0 ADDR:PORT] [--addr1 ADDR:PORT]\n"
 	"           [--sizes 4096,65536,...] [--bytes N] [--lat-iters N]\n"
 	"           [--record FILE]  (FILE.node0/1: every verb, docs/recording.md)\n"
+	"           [--wrap-only]  (the fault wrapper alone: --record's other cost)\n"
 	"           [--window N] [--fetcher-poll busy|event]\n"
 	"           [--publisher-poll busy|event] [--breakdown] [--floor]\n"
 	"           [--max-inline BYTES] [--timeout S] [--node 0|1]\n"
@@ -92,6 +93,7 @@ struct br_opts {
 	uint32_t timeout_s;        /* per run (the engine's, the floor's) */
 	uint32_t max_inline;       /* the engine's and the floor's */
 	const char *record;        /* --record FILE: FILE.node<K>, or NULL */
+	bool wrap_only;            /* --wrap-only: the wrapper, no tap */
 	struct br_breakdown *bd;   /* shared with the forked publisher, or NULL */
 };
 
@@ -519,10 +521,10 @@ static int record_start(struct br *b, uint32_t id)
 {
 	int ret;
 
-	if (!b->o->record)
+	if (!b->o->record && !b->o->wrap_only)
 		return 0;
 	ret = tv_flt_create(id, &b->flt);
-	if (!ret)
+	if (!ret && b->o->record)
 		ret = tv_tb_tap_create(2, &b->tap);
 	return ret;
 }
@@ -641,6 +643,10 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 		}
 		if (!strcmp(a, "--floor")) {
 			o->want_floor = true;
+			continue;
+		}
+		if (!strcmp(a, "--wrap-only")) {
+			o->wrap_only = true;
 			continue;
 		}
 		i++;
