@@ -982,6 +982,11 @@ START_TEST(test_serialize_edges)
 			 -EOVERFLOW);
 	ck_assert_int_eq(tv_proto_unpack(NULL, 3, NULL, &got, &out, &count),
 			 -EINVAL);
+	/* No bytes at all: an empty message, not a string tensor. */
+	ck_assert_int_eq(tv_proto_unpack(NULL, 0, NULL, &got, &out, &count),
+			 -EBADMSG);
+	ck_assert_int_eq(tv_wire_decode(buf, sizeof(buf), NULL), -EINVAL);
+	ck_assert_int_eq(tv_wire_decode(NULL, sizeof(buf), NULL), -EINVAL);
 	/* The frame's allocation fails. */
 	items[0].ptr = (char *)"ab";
 	items[0].len = 2;

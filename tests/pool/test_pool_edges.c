@@ -270,6 +270,44 @@ START_TEST(test_destroy_dereg_refused)
 }
 END_TEST
 
+/* A shared block filled exactly (its last free extent used up), and a
+ * dedicated block whose allocation is not a page multiple (a free tail
+ * left): both freed, everything merges back. */
+START_TEST(test_exact_fill_and_dedicated_tail)
+{
+	struct tv_pool *pool = NULL;
+	struct tv_pool_buf b[64], d, more;
+	struct tv_pool_stats s;
+
+	ck_assert_int_eq(tv_pool_create(fk.pd, PAGE, ACCESS, &pool), 0);
+	for (int i = 0; i < 64; i++)
+		ck_assert_int_eq(tv_pool_alloc(pool, 64, &b[i]), 0);
+	s = stats(pool);
+	ck_assert_uint_eq(s.blocks, 1);
+	ck_assert_uint_eq(s.live_bytes, PAGE);
+	/* Full: the next one takes a new block. */
+	ck_assert_int_eq(tv_pool_alloc(pool, 64, &more), 0);
+	ck_assert_uint_eq(stats(pool).blocks, 2);
+	ck_assert_int_eq(tv_pool_alloc(pool, 8 * PAGE + 64, &d), 0);
+	s = stats(pool);
+	ck_assert_uint_eq(s.blocks, 3);
+	ck_assert_uint_eq(s.bytes_registered, 2 * PAGE + 9 * PAGE);
+	ck_assert_ptr_nonnull(mr_of(d.addr));
+	for (int i = 0; i < 64; i++)
+		tv_pool_free(pool, &b[i]);
+	tv_pool_free(pool, &more);
+	tv_pool_free(pool, &d);
+	s = stats(pool);
+	ck_assert_uint_eq(s.live_allocs, 0);
+	ck_assert_uint_eq(s.live_bytes, 0);
+	/* The first block is whole again: one page-sized allocation fits. */
+	ck_assert_int_eq(tv_pool_alloc(pool, PAGE, &more), 0);
+	ck_assert_uint_eq(stats(pool).reg_calls, 3);
+	tv_pool_free(pool, &more);
+	tv_pool_destroy(pool);
+}
+END_TEST
+
 static Suite *pool_edges_suite(void)
 {
 	Suite *s = suite_create("pool_edges");
@@ -280,6 +318,7 @@ static Suite *pool_edges_suite(void)
 	tcase_add_test(tc, test_memalign_fails);
 	tcase_add_test(tc, test_shrink_dereg_refused);
 	tcase_add_test(tc, test_destroy_dereg_refused);
+	tcase_add_test(tc, test_exact_fill_and_dedicated_tail);
 	suite_add_tcase(s, tc);
 	return s;
 }
