@@ -612,6 +612,40 @@ START_TEST(test_no_timers)
 }
 END_TEST
 
+static int never_reconnect(void *ctx, struct tv_channel *ch)
+{
+	(void)ctx;
+	(void)ch;
+	ck_abort_msg("no channel fails here");
+	return -EIO;
+}
+
+/* The timer pass with only a receive deadline, or only a reconnect
+ * callback, configured: transfers work, nothing expires. */
+START_TEST(test_timers_partly_configured)
+{
+	struct h_world *w = h_world_default();
+
+	for (int i = 0; i < 2; i++) {
+		w->eng[i]->cfg.ack_timeout_ns = 0;
+		w->eng[i]->cfg.recv_timeout_ns = 1000ull * 1000 * 1000;
+	}
+	transfer_ok(w, 1, "t", 5);
+	for (int i = 0; i < 2; i++) {
+		w->eng[i]->cfg.recv_timeout_ns = 0;
+		w->eng[i]->cfg.reconnect = never_reconnect;
+	}
+	transfer_ok(w, 2, "t", 6);
+	for (int i = 0; i < 2; i++)
+		w->eng[i]->cfg.reconnect = NULL;
+	ck_assert_uint_eq(h_stats(w, 0).recv_timeouts, 0);
+	ck_assert_uint_eq(h_stats(w, 0).ack_timeouts, 0);
+	ck_assert_uint_eq(h_stats(w, 0).reconnects, 0);
+	ck_assert_uint_eq(h_stats(w, 0).recvs_ok, 2);
+	h_world_free(w);
+}
+END_TEST
+
 /* ---- tensors ------------------------------------------------------------------ */
 
 START_TEST(test_tensor_arguments)
@@ -1161,6 +1195,7 @@ static Suite *edges_suite(void)
 	tcase_add_test(tc, test_transfer_allocations_fail);
 	tcase_add_test(tc, test_blocking_recv_times_out_waiting_for_credit);
 	tcase_add_test(tc, test_no_timers);
+	tcase_add_test(tc, test_timers_partly_configured);
 	tcase_add_test(tc, test_tensor_arguments);
 	tcase_add_test(tc, test_wrapped_registered_zero_copy);
 	tcase_add_test(tc, test_write_wrong_length);
