@@ -1462,6 +1462,242 @@ START_TEST(test_shrink_kinds_and_outputs)
 }
 END_TEST
 
+/* ---- recordings: made, merged, replayed, refused ------------------------- */
+
+static void record_text(const char *text, const char *name, uint64_t seed,
+			const char *backend, char *path, size_t cap)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_tap *tap;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char err[TV_TB_ERR_MAX];
+
+	tmp_path(path, cap, name);
+	ck_assert_msg(tv_tb_scenario_load_string(text, name, &sc, err) == 0,
+		      "%s", err);
+	ck_assert_int_eq(tv_tb_record_create(path, sc, "edges.json", seed,
+					     backend, &tap), 0);
+	tv_tb_run_opts_init(&o, sc);
+	o.seed = seed;
+	o.tap = tap;
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	ck_assert_int_eq(tv_tb_record_finish(tap, tv_tb_run_result(run),
+					     tv_tb_run_failures(run)), 0);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+
+static void merge_refused(const char *out, const char *const *paths, size_t n,
+			  int want_rc, const char *msg)
+{
+	char err[1024];
+
+	ck_assert_int_eq(tv_tb_record_merge(out, paths, n, err, sizeof(err)),
+			 want_rc);
+	ck_assert_msg(strstr(err, msg) != NULL, "err '%s' lacks '%s'", err, msg);
+}
+
+static void replay_sim_refused(const char *path, int want_rc, const char *msg)
+{
+	struct tv_tb_replay_sim_report rep;
+
+	ck_assert_int_eq(tv_tb_replay_sim(path, &rep), want_rc);
+	ck_assert_msg(strstr(rep.err, msg) != NULL, "err '%s' lacks '%s'",
+		      rep.err, msg);
+	tv_tb_replay_sim_report_free(&rep);
+}
+
+START_TEST(test_record_merge_refused)
+{
+	char a[128], b[128], c[128], d[128], tr[128], out[128], msg[512];
+	const char *paths[2];
+	struct tv_tb_scenario *sc;
+	struct tv_tb_tap *tap = NULL;
+	char err[TV_TB_ERR_MAX];
+
+	mk_tmpdir();
+	ck_assert_int_eq(tv_tb_scenario_load_string(basic, "b", &sc, err), 0);
+	ck_assert_int_eq(tv_tb_record_create(NULL, sc, NULL, 1, "sim", &tap),
+			 -EINVAL);
+	ck_assert_int_eq(tv_tb_record_create("x", sc, NULL, 1, NULL, &tap),
+			 -EINVAL);
+	ck_assert_int_eq(tv_tb_record_create("x", NULL, NULL, 1, "sim", &tap),
+			 -EINVAL);
+	ck_assert_ptr_null(tap);
+	/* A recording that cannot be written. */
+	ck_assert_int_eq(tv_tb_record_create("/nonexistent/dir/r.jsonl", sc,
+					     NULL, 1, "sim", &tap), 0);
+	ck_assert_int_eq(tv_tb_record_finish(tap, &(struct tv_tb_result){ 0 },
+					     &(struct tv_tb_failures){ 0 }),
+			 -ENOENT);
+	tv_tb_scenario_free(sc);
+
+	record_text(basic, "a.jsonl", 1, "sim", a, sizeof(a));
+	record_text(basic, "b.jsonl", 2, "sim", b, sizeof(b));
+	record_text(basic, "c.jsonl", 1, "ibverbs", c, sizeof(c));
+	record_text(wrong_shape, "d.jsonl", 1, "sim", d, sizeof(d));
+	trace_text(basic, "t.jsonl", 1, NULL, tr, sizeof(tr));
+	tmp_path(out, sizeof(out), "merged.jsonl");
+
+	paths[0] = a;
+	paths[1] = b;
+	snprintf(msg, sizeof(msg), "%.100s: another seed than %.100s: not the same run",
+		 b, a);
+	merge_refused(out, paths, 2, -EINVAL, msg);
+	paths[1] = c;
+	snprintf(msg, sizeof(msg), "%.100s: another backend than", c);
+	merge_refused(out, paths, 2, -EINVAL, msg);
+	paths[1] = d;
+	snprintf(msg, sizeof(msg), "%.100s: another scenario than", d);
+	merge_refused(out, paths, 2, -EINVAL, msg);
+	paths[1] = tr;
+	snprintf(msg, sizeof(msg),
+		 "%.100s: not a recording (no \"recording\" in its header)", tr);
+	merge_refused(out, paths, 2, -EINVAL, msg);
+	paths[1] = "/nonexistent/r.jsonl";
+	merge_refused(out, paths, 2, -ENOENT,
+		      "/nonexistent/r.jsonl: No such file or directory");
+	merge_refused("/nonexistent/dir/m.jsonl", paths, 1, -ENOENT,
+		      "/nonexistent/dir/m.jsonl: No such file or directory");
+	/* One recording merges into itself, and that replays. */
+	ck_assert_int_eq(tv_tb_record_merge(out, paths, 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(access(out, R_OK), 0);
+	rm_tmpdir();
+}
+END_TEST
+
+START_TEST(test_replay_sim_refused)
+{
+	char a[128], path[128], *text, *hdr, *edited;
+	struct tv_tb_replay_sim_report rep;
+	json_t *h;
+	int n;
+
+	mk_tmpdir();
+	record_text(basic, "a.jsonl", 1, "sim", a, sizeof(a));
+	ck_assert_int_eq(tv_tb_replay_sim(a, &rep), 0);
+	ck_assert_msg(!rep.diverged, "diverged at %" PRIu64 ": %s / %s",
+		      rep.div_index, rep.expected ? rep.expected : "-",
+		      rep.actual ? rep.actual : "-");
+	ck_assert(rep.same_outcome);
+	ck_assert_str_eq(rep.backend, "sim");
+	ck_assert_uint_gt(rep.events, 0);
+	tv_tb_replay_sim_report_free(&rep);
+
+	replay_sim_refused("/nonexistent/r.jsonl", -ENOENT,
+			   "/nonexistent/r.jsonl: No such file or directory");
+	trace_text(basic, "t.jsonl", 1, NULL, path, sizeof(path));
+	replay_sim_refused(path, -EINVAL, "not a recording (its header has no \"recording\" with a \"backend\")");
+	tmp_path(path, sizeof(path), "empty.jsonl");
+	write_file(path, "");
+	replay_sim_refused(path, -ENODATA, "empty.jsonl: empty file");
+
+	text = read_all(a);
+	n = count_lines(text);
+	/* Truncated: no summary. */
+	edited = edit_lines(text, n - 1, NULL, NULL);
+	tmp_path(path, sizeof(path), "trunc.jsonl");
+	write_file(path, edited);
+	replay_sim_refused(path, -EINVAL, "no summary line (a truncated recording?)");
+	free(edited);
+	/* A line that is not JSON. */
+	edited = edit_lines(text, 2, "{oops", NULL);
+	tmp_path(path, sizeof(path), "notjson.jsonl");
+	write_file(path, edited);
+	replay_sim_refused(path, -EINVAL, "notjson.jsonl:3:");
+	free(edited);
+	/* A POLL without its CQ. */
+	{
+		char *p = strstr(text, "\"kind\":\"POLL\"");
+		json_t *l;
+		int k = 0;
+
+		ck_assert_ptr_nonnull(p);
+		for (const char *q = text; q < p; q++)
+			k += *q == '\n';
+		hdr = line_of(text, k);
+		l = json_loads(hdr, 0, NULL);
+		ck_assert_ptr_nonnull(l);
+		json_object_del(l, "cq");
+		free(hdr);
+		hdr = json_dumps(l, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		edited = edit_lines(text, k, hdr, NULL);
+		tmp_path(path, sizeof(path), "nocq.jsonl");
+		write_file(path, edited);
+		replay_sim_refused(path, -EINVAL, "a POLL without a \"cq\" number");
+		free(edited);
+		free(hdr);
+		json_decref(l);
+	}
+	/* The header's scenario, then its plan, invalid. */
+	hdr = line_of(text, 0);
+	h = json_loads(hdr, 0, NULL);
+	free(hdr);
+	json_object_set_new(json_object_get(h, "scenario"), "nodes",
+			    json_integer(1));
+	hdr = json_dumps(h, JSON_COMPACT);
+	edited = edit_lines(text, 0, hdr, NULL);
+	tmp_path(path, sizeof(path), "sc.jsonl");
+	write_file(path, edited);
+	replay_sim_refused(path, -EINVAL, "sc.jsonl: its scenario is invalid: $.nodes: needs at least 2 nodes");
+	free(edited);
+	free(hdr);
+	json_object_set_new(json_object_get(h, "scenario"), "nodes",
+			    json_integer(2));
+	json_object_set_new(h, "plan", json_pack("[{s:s}]", "point", "vf/zz"));
+	hdr = json_dumps(h, JSON_COMPACT);
+	edited = edit_lines(text, 0, hdr, NULL);
+	tmp_path(path, sizeof(path), "plan.jsonl");
+	write_file(path, edited);
+	replay_sim_refused(path, -EINVAL, "plan.jsonl: its fault plan is invalid:");
+	free(edited);
+	free(hdr);
+	json_decref(h);
+	free(text);
+	rm_tmpdir();
+}
+END_TEST
+
+/* A tap outside a run (the benchmarks'): attach, steps, write. */
+START_TEST(test_tap_outside_run)
+{
+	struct tv_tb_tap *t;
+	char path[128], *text;
+	size_t events = 99;
+	uint32_t kind = 77;
+
+	mk_tmpdir();
+	ck_assert_int_eq(tv_tb_tap_create(2, &t), 0);
+	ck_assert_int_eq(tv_tb_tap_attach(t, 2, NULL), -EINVAL);
+	ck_assert_int_eq(tv_tb_tap_write(t, "/nonexistent/dir/x", &events),
+			 -ENOENT);
+	ck_assert_uint_eq(events, 99);
+	tb_tap_step(t, 1, 5000, t->t0_ns + 10);
+	tb_tap_fire(t, 0, "no/such/point", 1, t->t0_ns + 20);
+	tb_tap_fire(t, 0, "vf/ack/drop", 3, t->t0_ns + 30);
+	tmp_path(path, sizeof(path), "tap.jsonl");
+	ck_assert_int_eq(tv_tb_tap_write(t, path, &events), 0);
+	ck_assert_uint_eq(events, 2);
+	text = read_all(path);
+	ck_assert_msg(strncmp(text, "{\"tensorverbs_bench_recording\":1}\n",
+			      34) == 0, "%s", text);
+	ck_assert_msg(strstr(text, "\"STEP\"") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "\"at_ns\":5000") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "vf/ack/drop") != NULL, "%s", text);
+	free(text);
+	tv_tb_tap_free(t);
+
+	ck_assert_int_eq(tb_tap_kind_parse("POLL", &kind), 0);
+	ck_assert_str_eq(tb_tap_kind_name(kind), "POLL");
+	ck_assert_int_eq(tb_tap_kind_parse("REG_MR", &kind), 0);
+	ck_assert_str_eq(tb_tap_kind_name(kind), "REG_MR");
+	ck_assert_int_eq(tb_tap_kind_parse("POKE", &kind), -EINVAL);
+	ck_assert_ptr_null(tb_tap_kind_name(1000));
+	rm_tmpdir();
+}
+END_TEST
+
 /* One case a test: CK_RUN_CASE=test_... runs one. */
 #define ADD(t) do { tc = tcase_create(#t); tcase_set_timeout(tc, 60); \
 		    tcase_add_test(tc, t); suite_add_tcase(s, tc); } while (0)
@@ -1496,6 +1732,9 @@ static Suite *suite(void)
 	ADD(test_show_gather);
 	ADD(test_show_rendezvous_faults);
 	ADD(test_shrink_kinds_and_outputs);
+	ADD(test_record_merge_refused);
+	ADD(test_replay_sim_refused);
+	ADD(test_tap_outside_run);
 	ADD(test_swarm_points);
 	ADD(test_swarm_refused);
 	ADD(test_swarm_progress_and_failures);
