@@ -244,6 +244,14 @@ static const struct bad_sc bad_port[] = {
 	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"sequence\", \"from\": 1, \"to\": 1}]}", "$.programs[0]: 'from' and 'to' are equal" },
 	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"sequence\", \"to\": 1}]}", "$.programs[0]: missing required key 'from'" },
 	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"ping_pong\", \"start_ns\": 3600000000001}]}", "$.programs[0].start_ns" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"sequence\", \"from\": 0, \"to\": 1}]}", "$.programs[0]: a sequence needs \"ops\"" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"ops\": {}}]}", "$.programs[0].ops: must be an array" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"ops\": [{\"op\": \"get\"}]}]}", "$.programs[0].ops[0]: op: must be put, put_with_signal, put_with_signal_and_flush, signal, flush or recycle" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"ops\": [{\"op\": \"signal\", \"bytes\": 4}]}]}", "$.programs[0].ops[0]: a signal moves no data" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"ops\": [{\"op\": \"put\", \"dst_off\": 60000, \"bytes\": 10000}]}]}", "$.programs[0].ops[0]: [60000, +10000) or [0, +10000) is outside the program's 65536 bytes" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"ops\": [{\"op\": \"put\", \"colour\": 1}]}]}", "$.programs[0].ops[0]" },
+	{ "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"ops\": [5]}]}", "$.programs[0].ops[0]: must be an object" },
+	{ "{\"workload\": \"port\", \"nodes\": 8, \"programs\": [{\"kind\": \"allgather\", \"bytes\": 16777216}]}", "$.programs[0]: node 0 would need more than 64 MiB of buffers" },
 	{ "{\"workload\": \"port\", \"nodes\": 300, \"programs\": [{\"kind\": \"ping_pong\"}]}", "$.nodes" },
 };
 
@@ -1296,6 +1304,43 @@ START_TEST(test_run_crash_summary)
 }
 END_TEST
 
+/* A sequence of more operations than a program takes. */
+START_TEST(test_port_too_many_ops)
+{
+	size_t cap = 10002 * 20 + 256;
+	char *text = malloc(cap), *p = text, err[TV_TB_ERR_MAX];
+	struct tv_tb_scenario *sc = NULL;
+
+	p += sprintf(p, "{\"workload\": \"port\", \"nodes\": 2, \"programs\": [{\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"ops\": [");
+	for (int i = 0; i < 10001; i++)
+		p += sprintf(p, "%s{\"op\": \"flush\"}", i ? "," : "");
+	strcpy(p, "]}]}");
+	ck_assert_int_eq(tv_tb_scenario_load_string(text, "many", &sc, err),
+			 -EINVAL);
+	ck_assert_str_eq(err, "$.programs[0].ops: at most 10000 operations");
+	free(text);
+}
+END_TEST
+
+/* A gather node crashes and restarts: its batches are cancelled. */
+START_TEST(test_gather_crash)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_text(
+		"{\"workload\": \"gather\", \"nodes\": 2, \"gather\": {\"rows\": 512, \"row_bytes\": 64},"
+		" \"faults\": [{\"point\": \"node/crash\", \"nth\": 2, \"count\": 1, \"arg\": 10000}],"
+		" \"batches\": [{\"node\": 0, \"count\": 64}, {\"node\": 0, \"count\": 64, \"at_ns\": 1000},"
+		" {\"node\": 1, \"count\": 64, \"at_ns\": 2000}, {\"node\": 0, \"count\": 64, \"at_ns\": 200000}]}",
+		1, &sc);
+	const struct tv_tb_result *res = tv_tb_run_result(run);
+
+	ck_assert_uint_eq(res->crashes, 1);
+	ck_assert_uint_eq(res->restarts + res->restart_failures, 1);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
 /* ---- drawings of every workload's traces ---------------------------------- */
 
 static void trace_text(const char *text, const char *name, uint64_t seed,
@@ -1728,6 +1773,8 @@ static Suite *suite(void)
 	ADD(test_run_op_gate);
 	ADD(test_run_max_events);
 	ADD(test_run_crash_summary);
+	ADD(test_port_too_many_ops);
+	ADD(test_gather_crash);
 	ADD(test_show_port);
 	ADD(test_show_gather);
 	ADD(test_show_rendezvous_faults);
