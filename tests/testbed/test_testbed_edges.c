@@ -183,6 +183,10 @@ static const struct bad_sc bad_rv[] = {
 	{ "{\"nodes\": 2, \"late_nodes\": [{\"node\": 0, \"start_ns\": 1000000}], " RV_SENDS "}", "$.late_nodes: node 0 starts at 1000000 ns but publishes 't' of step 1 at 0 ns" },
 	{ "{\"nodes\": 2, \"late_nodes\": [{\"node\": 1, \"start_ns\": 1000000}], " RV_SENDS "}", "$.late_nodes: node 1 starts at 1000000 ns but receives 't' of step 1 at 0 ns" },
 	{ "{\"nodes\": 2, \"expect_stats\": 4, " RV_SENDS "}", "$.expect_stats" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 ", \"fill\": {\"pattern\": \"stripes\"}}", RV_RECV0) "}", "$.steps[0].sends[0].fill.pattern: must be \"random\", \"iota\" or \"zeros\"" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"string\", \"shape\": [2], \"strings\": [\"a\", 5]}", RV_RECV0) "}", "$.steps[0].sends[0].strings[1]: must be a string" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"string\", \"shape\": [2], \"strings\": [\"a\"]}", RV_RECV0) "}", "$.steps[0].sends[0]: 'strings' has 1 elements, the shape 2" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 ", \"strings\": 3}", RV_RECV0) "}", "$.steps[0].sends[0].strings: must be an array" },
 };
 
 #define GW_BATCH "\"batches\": [{\"node\": 0, \"count\": 16}]"
@@ -1341,6 +1345,113 @@ START_TEST(test_gather_crash)
 }
 END_TEST
 
+/* Names and messages past their limits. */
+START_TEST(test_rendezvous_long_texts)
+{
+	char *text = malloc(8192), *longs = malloc(2048), err[TV_TB_ERR_MAX];
+	struct tv_tb_scenario *sc = NULL;
+
+	memset(longs, 'x', 1100);
+	longs[1100] = '\0';
+	snprintf(text, 8192, "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"error\": {\"code\": \"NOT_FOUND\", \"message\": \"%s\"}}", RV_RECV0) "}", longs);
+	ck_assert_int_eq(tv_tb_scenario_load_string(text, "long", &sc, err),
+			 -EINVAL);
+	ck_assert_str_eq(err, "$.steps[0].sends[0].error: message longer than 1024 bytes");
+	longs[600] = '\0';
+	snprintf(text, 8192, "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"%s\", \"dtype\": \"float\", \"shape\": [1]}", RV_RECV0) "}", longs);
+	ck_assert_int_eq(tv_tb_scenario_load_string(text, "long", &sc, err),
+			 -EINVAL);
+	ck_assert_str_eq(err, "$.steps[0].sends[0]: 'name' longer than 504 bytes");
+	ck_assert_ptr_null(sc);
+	free(text);
+	free(longs);
+}
+END_TEST
+
+/* Runs that break a scenario expectation, each saying which. */
+static const struct {
+	const char *text;
+	enum tv_tb_fail_kind kind;
+	const char *msg;
+} bad_runs[] = {
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"dtype\": \"int32\"}}") "}",
+	  TV_TB_FK_EXPECT, "dtype float, expected int32" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"dead\": true}}") "}",
+	  TV_TB_FK_EXPECT, "is_dead 0, expected 1" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"string\", \"shape\": [2], \"strings\": [\"a\", \"b\"]}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"strings\": [\"a\"]}}") "}",
+	  TV_TB_FK_EXPECT, "2 strings, expected 1" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"string\", \"shape\": [2], \"strings\": [\"a\", \"b\"]}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"strings\": [\"a\", \"c\"]}}") "}",
+	  TV_TB_FK_EXPECT, "string element 1 differs from the expected \"c\"" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 ", \"fill\": {\"pattern\": \"iota\"}}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"fill\": {\"pattern\": \"zeros\"}}}") "}",
+	  TV_TB_FK_EXPECT, "data differs from the expected fill" },
+	{ "{\"nodes\": 2, \"expect_faults\": {\"vf/ack/drop\": 2}, " RV_SENDS "}",
+	  TV_TB_FK_EXPECT, "expect_faults vf/ack/drop: fired 0 times, expected 2..2" },
+	{ "{\"nodes\": 2, \"expect_corruption\": {\"detected\": 3}, " RV_SENDS "}",
+	  TV_TB_FK_EXPECT, "expect_corruption detected: 0" },
+	{ "{\"nodes\": 2, \"expect_corruption\": {\"undetected\": {\"min\": 1, \"max\": 2}}, " RV_SENDS "}",
+	  TV_TB_FK_EXPECT, "expect_corruption undetected: 0" },
+	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"error\": {\"code\": \"NOT_FOUND\", \"message\": \"gone\"}}", "{\"node\": 1, \"from\": 0, \"name\": \"t\"}") "}",
+	  TV_TB_FK_EXPECT, "expected ok, got NOT_FOUND: gone" },
+	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"error\": \"NOT_FOUND\", \"message\": \"x\"}}") "}",
+	  TV_TB_FK_EXPECT, "expected NOT_FOUND, got a tensor" },
+};
+
+START_TEST(test_run_expectations_broken)
+{
+	for (size_t i = 0; i < TB_ARRAY_SIZE(bad_runs); i++) {
+		struct tv_tb_scenario *sc;
+		struct tv_tb_run *run = run_text(bad_runs[i].text, 1, &sc);
+		const struct tv_tb_failures *f = tv_tb_run_failures(run);
+
+		ck_assert_msg(f->count >= 1, "bad_runs[%zu] passed", i);
+		ck_assert_msg(f->first == bad_runs[i].kind,
+			      "bad_runs[%zu]: kind %s: %s", i,
+			      tv_tb_fail_kind_name(f->first), f->msgs[0]);
+		ck_assert_msg(strstr(f->msgs[0], bad_runs[i].msg) != NULL,
+			      "bad_runs[%zu]: '%s' lacks '%s'", i, f->msgs[0],
+			      bad_runs[i].msg);
+		tv_tb_run_free(run);
+		tv_tb_scenario_free(sc);
+	}
+}
+END_TEST
+
+/* --verbose prints events and firings as they happen. */
+START_TEST(test_run_verbose)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char err[TV_TB_ERR_MAX], path[128], *text;
+	int saved, fd;
+
+	mk_tmpdir();
+	ck_assert_int_eq(tv_tb_scenario_load_string(
+				 "{\"nodes\": 2, \"faults\": [{\"point\": \"vf/ack/drop\", \"count\": 1}], " RV_SENDS "}",
+				 "verbose", &sc, err), 0);
+	tv_tb_run_opts_init(&o, sc);
+	o.verbose = true;
+	tmp_path(path, sizeof(path), "out.txt");
+	fflush(stdout);
+	saved = dup(1);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	dup2(fd, 1);
+	close(fd);
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	text = read_all(path);
+	ck_assert_msg(strstr(text, "fault  vf/ack/drop hit 1 (node") != NULL,
+		      "%.400s", text);
+	free(text);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+	rm_tmpdir();
+}
+END_TEST
+
 /* ---- drawings of every workload's traces ---------------------------------- */
 
 static void trace_text(const char *text, const char *name, uint64_t seed,
@@ -1775,6 +1886,9 @@ static Suite *suite(void)
 	ADD(test_run_crash_summary);
 	ADD(test_port_too_many_ops);
 	ADD(test_gather_crash);
+	ADD(test_rendezvous_long_texts);
+	ADD(test_run_expectations_broken);
+	ADD(test_run_verbose);
 	ADD(test_show_port);
 	ADD(test_show_gather);
 	ADD(test_show_rendezvous_faults);
