@@ -183,6 +183,12 @@ static const struct bad_sc bad_rv[] = {
 	{ "{\"nodes\": 2, \"late_nodes\": [{\"node\": 0, \"start_ns\": 1000000}], " RV_SENDS "}", "$.late_nodes: node 0 starts at 1000000 ns but publishes 't' of step 1 at 0 ns" },
 	{ "{\"nodes\": 2, \"late_nodes\": [{\"node\": 1, \"start_ns\": 1000000}], " RV_SENDS "}", "$.late_nodes: node 1 starts at 1000000 ns but receives 't' of step 1 at 0 ns" },
 	{ "{\"nodes\": 2, \"expect_stats\": 4, " RV_SENDS "}", "$.expect_stats" },
+	{ "{\"nodes\": 2, \"expect_stats\": [3], " RV_SENDS "}", "$.expect_stats[0]: must be an object" },
+	{ "{\"nodes\": 2, \"expect_stats\": [{\"node\": 5}], " RV_SENDS "}", "$.expect_stats[0].node" },
+	{ "{\"nodes\": 2, \"expect_stats\": [{\"bogus\": 1}], " RV_SENDS "}", "$.expect_stats[0].bogus: unknown statistic (see docs/scenarios.md)" },
+	{ "{\"nodes\": 2, \"expect_stats\": [{\"msgs_sent\": 1}], " RV_SENDS "}", "$.expect_stats[0].msgs_sent: must be an object" },
+	{ "{\"nodes\": 2, \"expect_stats\": [{\"msgs_sent\": {\"HELLO\": 1}}], " RV_SENDS "}", "$.expect_stats[0].msgs_sent.HELLO: unknown message type (TENSOR_REQUEST, META_DATA_UPDATE, TENSOR_RE_REQUEST, ERROR_STATUS)" },
+	{ "{\"nodes\": 2, \"expect_stats\": [{\"recvs_ok\": {\"min\": 2, \"max\": 1}}], " RV_SENDS "}", "$.expect_stats[0].recvs_ok: 'min' is greater than 'max'" },
 	{ "{\"nodes\": 2, " RV_STEP(RV_SEND0 ", \"fill\": {\"pattern\": \"stripes\"}}", RV_RECV0) "}", "$.steps[0].sends[0].fill.pattern: must be \"random\", \"iota\" or \"zeros\"" },
 	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"string\", \"shape\": [2], \"strings\": [\"a\", 5]}", RV_RECV0) "}", "$.steps[0].sends[0].strings[1]: must be a string" },
 	{ "{\"nodes\": 2, " RV_STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"string\", \"shape\": [2], \"strings\": [\"a\"]}", RV_RECV0) "}", "$.steps[0].sends[0]: 'strings' has 1 elements, the shape 2" },
@@ -1618,6 +1624,71 @@ START_TEST(test_shrink_kinds_and_outputs)
 }
 END_TEST
 
+/* A scenario with a bit of everything, one recv of which fails: shrunk. */
+static const char busy_fail[] =
+	"{\"name\": \"busy\", \"seed\": 3, \"nodes\": 4, \"links\": [{\"from\": 0, \"to\": 3, \"latency_ns\": 3000}],"
+	" \"late_nodes\": [{\"node\": 3, \"start_ns\": 1000}],"
+	" \"faults\": [{\"point\": \"sim/deliver/delay\", \"probability\": 0.2, \"arg\": 1000}],"
+	" \"expect_stats\": [{\"node\": 1, \"msgs_recv\": {\"META_DATA_UPDATE\": {\"min\": 0, \"max\": 100}}}],"
+	" \"steps\": ["
+	"  {\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"a\", \"dtype\": \"double\", \"shape\": [16, 4], \"placement\": \"device\", \"fill\": {\"pattern\": \"iota\"}},"
+	"             {\"from\": 0, \"to\": 2, \"name\": \"e\", \"error\": {\"code\": \"NOT_FOUND\"}},"
+	"             {\"from\": 2, \"to\": 1, \"name\": \"d\", \"dtype\": \"float\", \"dead\": true},"
+	"             {\"from\": 1, \"to\": 0, \"name\": \"s\", \"dtype\": \"string\", \"shape\": [2], \"strings\": [\"x\", \"y\"]}],"
+	"   \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"a\", \"placement\": \"device\"},"
+	"             {\"node\": 2, \"from\": 0, \"name\": \"e\", \"expect\": {\"error\": \"NOT_FOUND\"}},"
+	"             {\"node\": 1, \"from\": 2, \"name\": \"d\", \"expect\": {\"dead\": true}},"
+	"             {\"node\": 0, \"from\": 1, \"name\": \"s\"}]},"
+	"  {\"at_ns\": 5000, \"sends\": [{\"from\": 3, \"to\": 2, \"name\": \"w\", \"dtype\": \"int32\", \"shape\": [4, 4], \"at_ns\": 6000, \"repeat\": 3},"
+	"             {\"from\": 2, \"to\": 3, \"name\": \"bad\", \"dtype\": \"float\", \"shape\": [4, 4]}],"
+	"   \"recvs\": [{\"node\": 2, \"from\": 3, \"name\": \"w\", \"repeat\": 3, \"stagger_ns\": 10},"
+	"             {\"node\": 3, \"from\": 2, \"name\": \"bad\", \"expect\": {\"shape\": [4, 5]}}]}]}";
+
+START_TEST(test_shrink_busy)
+{
+	struct tv_tb_shrink_opts o = { .max_runs = 400 };
+	struct tv_tb_shrink_report rep;
+	char in[128], out[128], err[1024];
+	json_t *min;
+
+	mk_tmpdir();
+	tmp_path(in, sizeof(in), "busy.json");
+	write_file(in, busy_fail);
+	tmp_path(out, sizeof(out), "min.json");
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_msg(tv_tb_shrink(in, out, &o, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(rep.kind, TV_TB_FK_EXPECT);
+	ck_assert_uint_eq(rep.seed, 3);
+	ck_assert_uint_gt(rep.runs, 10);
+	ck_assert_msg(strstr(rep.msg, "shape") != NULL, "%s", rep.msg);
+	ck_assert_uint_eq(rep.ops, 1);
+	min = json_load_file(out, 0, NULL);
+	ck_assert_ptr_nonnull(min);
+	ck_assert_int_eq(json_integer_value(json_object_get(min, "seed")), 3);
+	ck_assert_int_eq(json_integer_value(json_object_get(min, "nodes")), 2);
+	json_decref(min);
+	rm_tmpdir();
+}
+END_TEST
+
+/* SVG text escaped; CQ overflows and RNRs drawn as notes. */
+START_TEST(test_show_escapes_and_notes)
+{
+	char path[128];
+	static const char *const svg_want[] = { "a&lt;b&amp;c&quot;d", NULL };
+
+	mk_tmpdir();
+	trace_text("{\"name\": \"a<b&c\\\"d\", \"nodes\": 2,"
+		   " \"faults\": [{\"point\": \"sim/cq/overflow\", \"nth\": 3, \"count\": 1}, {\"point\": \"vf/recv/drop\", \"count\": 3}],"
+		   " \"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [64], \"repeat\": 4}],"
+		   " \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\", \"repeat\": 4, \"expect\": \"any\"}]}]}",
+		   "esc.jsonl", 1, NULL, path, sizeof(path));
+	show_has(path, svg_want, NULL);
+	rm_tmpdir();
+}
+END_TEST
+
 /* ---- recordings: made, merged, replayed, refused ------------------------- */
 
 static void record_text(const char *text, const char *name, uint64_t seed,
@@ -1893,6 +1964,8 @@ static Suite *suite(void)
 	ADD(test_show_gather);
 	ADD(test_show_rendezvous_faults);
 	ADD(test_shrink_kinds_and_outputs);
+	ADD(test_shrink_busy);
+	ADD(test_show_escapes_and_notes);
 	ADD(test_record_merge_refused);
 	ADD(test_replay_sim_refused);
 	ADD(test_tap_outside_run);
