@@ -1752,6 +1752,53 @@ START_TEST(test_swarm_gather_in_process)
 }
 END_TEST
 
+/*
+ * Each deliberately broken engine (TV_BREAK) fails some of the first
+ * seeds of its workload's swarm, in this process (a swarm runs them in
+ * workers, whose coverage is never written: they end with _exit); the
+ * run is not refused as invalid, and says what failed.
+ */
+static const struct {
+	const char *workload;
+	const char *breakage;
+	uint64_t seeds;
+} breakages[] = {
+	{ "port", "fifo-sentinel", 200 }, { "port", "no-sem-reset", 200 },
+	{ "port", "no-flow-control", 200 }, { "port", "blocking-flush", 200 },
+	{ "port", "no-wait-timeout", 200 }, { "port", "ll-last-byte", 200 },
+	{ "gather", "ignore-errors", 200 }, { "gather", "signal-aliasing", 200 },
+	{ "gather", "rd-atomic", 200 }, { "rendezvous", "no-ack-timeout", 200 },
+};
+
+START_TEST(test_breakages_found_in_process)
+{
+	size_t i = (size_t)_i;
+	uint64_t found = 0, seed;
+
+	/* 60 seeds at least (more failures, more invariants), then to one. */
+	for (seed = 1; seed <= breakages[i].seeds && (!found || seed <= 60);
+	     seed++) {
+		struct tb_outcome out;
+		json_t *root;
+
+		ck_assert_int_eq(tv_tb_swarm_generate(seed, 0, breakages[i].workload,
+						      &root), 0);
+		ck_assert_int_eq(tb_run_json(root, seed, breakages[i].breakage,
+					     false, &out), 0);
+		json_decref(root);
+		ck_assert_msg(!out.invalid, "%s: %s", breakages[i].breakage,
+			      out.first_msg);
+		if (out.failures) {
+			found = found ? found : seed;
+			ck_assert(out.kinds & (1u << out.first));
+			ck_assert(out.first_msg[0]);
+		}
+	}
+	ck_assert_msg(found, "%s: no failure in %" PRIu64 " seeds",
+		      breakages[i].breakage, breakages[i].seeds);
+}
+END_TEST
+
 /* ---- recordings: made, merged, replayed, refused ------------------------- */
 
 static void record_text(const char *text, const char *name, uint64_t seed,
@@ -2032,6 +2079,11 @@ static Suite *suite(void)
 	ADD(test_swarm_rendezvous_in_process);
 	ADD(test_swarm_port_in_process);
 	ADD(test_swarm_gather_in_process);
+	tc = tcase_create("test_breakages_found_in_process");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_breakages_found_in_process, 0,
+			    (int)TB_ARRAY_SIZE(breakages));
+	suite_add_tcase(s, tc);
 	ADD(test_record_merge_refused);
 	ADD(test_replay_sim_refused);
 	ADD(test_tap_outside_run);
