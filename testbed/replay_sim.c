@@ -851,6 +851,8 @@ static int run_followed(struct follow *f, struct rec_header *h,
 		opts.op_gate_ctx = f;
 	}
 	rc = tv_tb_run(h->sc, &opts, &run);
+	if (!rc)
+		rc = tb_tap_collect(t);
 	if (!rc && !(rc = f->err ? f->err : t->err) &&
 	    !(rc = first_divergence(f, t, h->sc->nodes, rep))) {
 		compare_outcome(f, tv_tb_run_result(run), tv_tb_run_failures(run),

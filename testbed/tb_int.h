@@ -219,16 +219,27 @@ struct tb_tap_node {
 	struct tv_tb_tap *tap;
 	uint32_t node;
 	struct tv_vf_device *dev;  /* the wrapped device */
-	uint64_t events;           /* its verbs events so far (under lock) */
+	_Atomic uint64_t events;   /* its verbs events so far */
 };
 
 typedef int (*tb_tap_poll_fn)(void *ctx, uint32_t cq, struct tv_vf_wc *wc,
 			      int got, int cap);
 
-struct tv_tb_tap {
-	pthread_mutex_t lock;      /* recs, n, cap, err: threads may poll */
+/* One thread's records: appended by that thread alone, without a lock. */
+struct tb_tap_buf {
+	struct tb_tap_buf *next;
 	struct tb_tap_rec *recs;
 	size_t n, cap;
+	int err;                   /* sticky: -ENOMEM */
+};
+
+struct tv_tb_tap {
+	pthread_mutex_t lock;      /* bufs: a thread's first record */
+	struct tb_tap_buf *bufs;
+	uint64_t id;               /* never reused: threads' cached buffers */
+	/* After tb_tap_collect(): every buffer's records in time order. */
+	struct tb_tap_rec *recs;
+	size_t n;
 	int err;                   /* sticky: -ENOMEM */
 	uint64_t t0_ns;            /* the device clock at the start */
 	uint32_t nnodes;
@@ -248,6 +259,8 @@ int tb_tap_attach(struct tv_tb_tap *t, uint32_t node,
 		  struct tv_vf_device *wrapped);
 void tb_tap_fire(struct tv_tb_tap *t, uint32_t node, const char *point,
 		 uint64_t hit, uint64_t now_ns);
+/* The threads' records as one array (t->recs, t->n), once they stopped. */
+int tb_tap_collect(struct tv_tb_tap *t);
 /* A node starts the scenario's time point at_ns (serve: its STEP line). */
 void tb_tap_step(struct tv_tb_tap *t, uint32_t node, uint64_t at_ns,
 		 uint64_t now_ns);
