@@ -570,6 +570,8 @@ START_TEST(test_util)
 	ck_assert_str_eq(buf, "4.0 KiB");
 	tv_tb_fmt_ns(12345, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "12.345 us");
+	tv_tb_fmt_ns(2.5e9, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "2.500 s");
 	tv_tb_serve_opts_init(&o);
 	ck_assert_uint_eq(o.timeout_s, 120);
 	ck_assert(o.reconnect);
@@ -1346,6 +1348,19 @@ START_TEST(test_gather_crash)
 
 	ck_assert_uint_eq(res->crashes, 1);
 	ck_assert_uint_eq(res->restarts + res->restart_failures, 1);
+	{
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		tv_tb_run_print_summary(run, f);
+		fclose(f);
+		ck_assert_msg(strstr(buf, "faults      1 fired: node/crash x1\n") != NULL,
+			      "%s", buf);
+		ck_assert_msg(strstr(buf, "1 QPs reconnected") != NULL, "%s",
+			      buf);
+		free(buf);
+	}
 	tv_tb_run_free(run);
 	tv_tb_scenario_free(sc);
 }
@@ -1799,6 +1814,186 @@ START_TEST(test_breakages_found_in_process)
 }
 END_TEST
 
+/* Trace headers and lines show and replay take as they come. */
+START_TEST(test_trace_odd_headers)
+{
+	char good[128], path[128], svg[128], err[512], *text, *hdr, *edited, *sv;
+	struct tv_tb_show_opts o = { .last = UINT64_MAX };
+	json_t *h, *sc;
+	int n;
+
+	mk_tmpdir();
+	text = make_trace("good.jsonl", good, sizeof(good));
+	n = count_lines(text);
+	hdr = line_of(text, 0);
+	h = json_loads(hdr, 0, NULL);
+	free(hdr);
+	tmp_path(svg, sizeof(svg), "o.svg");
+	o.svg_path = svg;
+
+	/* A breakage of another workload: replay names both. */
+	json_object_set_new(h, "test_breakage", json_string("fifo-sentinel"));
+	hdr = json_dumps(h, JSON_COMPACT);
+	edited = edit_lines(text, 0, hdr, NULL);
+	tmp_path(path, sizeof(path), "brk.jsonl");
+	write_file(path, edited);
+	replay_expect(path, TV_TB_REPLAY_MALFORMED,
+		      "header: \"test_breakage\" 'fifo-sentinel' is not workload rendezvous's");
+	free(edited);
+	free(hdr);
+	json_object_del(h, "test_breakage");
+
+	/*
+	 * show: a scenario of an unknown workload (drawn as rendezvous'),
+	 * a name too long for the drawing, no "nodes" (the events say),
+	 * a summary whose result is neither PASS nor FAIL.
+	 */
+	sc = json_object_get(h, "scenario");
+	json_object_set_new(sc, "workload", json_string("nope"));
+	json_object_set_new(sc, "name", json_string(
+		"a-very-long-scenario-name-a-very-long-scenario-name-a-very-long-scenario-name-a-very-long-scenario-name-a-very-long-scenario-name-a-very-long-scenario-name-a-very-long-scenario-name-a-very-long-scenario-name-the-end"));
+	json_object_del(sc, "nodes");
+	hdr = json_dumps(h, JSON_COMPACT);
+	edited = edit_lines(text, 0, hdr, NULL);
+	free(hdr);
+	hdr = edited;
+	edited = edit_lines(hdr, n - 1, "{\"summary\": true, \"result\": \"<b>\"}", NULL);
+	free(hdr);
+	tmp_path(path, sizeof(path), "odd.jsonl");
+	write_file(path, edited);
+	free(edited);
+	ck_assert_msg(tv_tb_show(path, &o, err, sizeof(err)) == 0, "%s", err);
+	sv = read_all(svg);
+	ck_assert_msg(strstr(sv, "the-end") == NULL, "name not cut");
+	ck_assert_msg(strstr(sv, "a-very-long-scenario-name") != NULL, "no name");
+	ck_assert_msg(strstr(sv, "<b>") == NULL, "result printed as is");
+	free(sv);
+
+	/* A workload that is not a string: rendezvous' drawing too. */
+	json_object_set_new(sc, "workload", json_integer(5));
+	hdr = json_dumps(h, JSON_COMPACT);
+	edited = edit_lines(text, 0, hdr, NULL);
+	tmp_path(path, sizeof(path), "wl5.jsonl");
+	write_file(path, edited);
+	ck_assert_msg(tv_tb_show(path, &o, err, sizeof(err)) == 0, "%s", err);
+	free(edited);
+	free(hdr);
+
+	/* A line that is neither an event nor the summary. */
+	edited = edit_lines(text, 2, "{\"x\": 1}", NULL);
+	tmp_path(path, sizeof(path), "neither.jsonl");
+	write_file(path, edited);
+	ck_assert_int_eq(tv_tb_show(path, &o, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "neither.jsonl:3: neither an event nor the summary") != NULL,
+		      "%s", err);
+	free(edited);
+	json_decref(h);
+	free(text);
+	rm_tmpdir();
+}
+END_TEST
+
+/* Fault plans whose text the fault layer takes and JSON cannot hold. */
+START_TEST(test_plan_text_values)
+{
+	char err[TV_TB_PLAN_ERR_MAX];
+	json_t *plan = NULL;
+	int rc;
+
+	rc = tv_tb_plan_from_text("vf/ack/drop:count=0xffffffffffffffff",
+				  &plan, err, sizeof(err));
+	ck_assert_msg(rc == -EINVAL || rc == -ERANGE, "rc %d", rc);
+	ck_assert_ptr_null(plan);
+	if (rc == -EINVAL)
+		ck_assert_msg(err[0] != '\0', "no message");
+	rc = tv_tb_plan_from_text("vf/ack/drop:nth", &plan, err, sizeof(err));
+	ck_assert_int_eq(rc, -EINVAL);
+	ck_assert_msg(strstr(err, "nth") != NULL, "%s", err);
+	rc = tv_tb_plan_from_text("vf/ack/drop:speed=3", &plan, err, sizeof(err));
+	ck_assert_int_eq(rc, -EINVAL);
+	ck_assert_msg(strstr(err, "speed") != NULL, "%s", err);
+}
+END_TEST
+
+/* Crashes printed as they happen; a restart too far away. */
+START_TEST(test_run_crash_verbose)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char err[TV_TB_ERR_MAX], path[128], *text;
+	int saved, fd;
+
+	mk_tmpdir();
+	ck_assert_int_eq(tv_tb_scenario_load_string(
+		"{\"nodes\": 2, \"faults\": [{\"point\": \"node/crash\", \"nth\": 2, \"count\": 1, \"arg\": 9223372036854775807}], "
+		"\"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [8], \"repeat\": 6, \"stagger_ns\": 100000}],"
+		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\", \"repeat\": 6, \"stagger_ns\": 100000, \"expect\": \"any\"}]}]}",
+		"crashv", &sc, err), 0);
+	tv_tb_run_opts_init(&o, sc);
+	o.verbose = true;
+	tmp_path(path, sizeof(path), "out.txt");
+	fflush(stdout);
+	saved = dup(1);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	dup2(fd, 1);
+	close(fd);
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	text = read_all(path);
+	ck_assert_msg(strstr(text, " CRASH") != NULL, "%.600s", text);
+	ck_assert_msg(strstr(text, "(node down)") != NULL, "%.600s", text);
+	free(text);
+	ck_assert_uint_eq(tv_tb_run_result(run)->crashes, 1);
+	ck_assert_uint_eq(tv_tb_run_result(run)->restarts, 0);
+	ck_assert_uint_gt(tv_tb_run_result(run)->skipped_ops, 0);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+	rm_tmpdir();
+}
+END_TEST
+
+/* Shrinking lowers a plan's rules: counts, windows, arguments. */
+START_TEST(test_shrink_plan_rules)
+{
+	struct tv_tb_shrink_opts o = { .max_runs = 200 };
+	struct tv_tb_shrink_report rep;
+	char in[128], out[128], err[1024];
+	json_t *min, *r;
+	char *text = malloc(8192);
+	size_t k;
+
+	mk_tmpdir();
+	snprintf(text, 8192, "{\"name\": \"planned\", \"seed\": 4, \"nodes\": 3,"
+		 " \"faults\": [{\"point\": \"sim/deliver/delay\", \"count\": 8, \"after_ns\": 1, \"before_ns\": 100000000, \"arg\": 2000},"
+		 " {\"point\": \"vf/write/dup\", \"nth\": 6, \"count\": 3}],"
+		 " \"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"a\", \"dtype\": \"float\", \"shape\": [8], \"repeat\": 3},"
+		 " {\"from\": 2, \"to\": 1, \"name\": \"b\", \"dtype\": \"float\", \"shape\": [4, 4]}],"
+		 " \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"a\", \"repeat\": 3},"
+		 " {\"node\": 1, \"from\": 2, \"name\": \"b\", \"expect\": {\"shape\": [4, 5]}}]}]}");
+	tmp_path(in, sizeof(in), "planned.json");
+	write_file(in, text);
+	free(text);
+	tmp_path(out, sizeof(out), "min.json");
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_msg(tv_tb_shrink(in, out, &o, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(rep.kind, TV_TB_FK_EXPECT);
+	min = json_load_file(out, 0, NULL);
+	ck_assert_ptr_nonnull(min);
+	/* The failure needs no fault: the rules went, or were lowered. */
+	json_array_foreach(json_object_get(min, "faults"), k, r) {
+		ck_assert_ptr_null(json_object_get(r, "after_ns"));
+		ck_assert_int_le(json_integer_value(json_object_get(r, "count")), 1);
+	}
+	json_decref(min);
+	rm_tmpdir();
+}
+END_TEST
+
 /* ---- recordings: made, merged, replayed, refused ------------------------- */
 
 static void record_text(const char *text, const char *name, uint64_t seed,
@@ -2084,6 +2279,10 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_breakages_found_in_process, 0,
 			    (int)TB_ARRAY_SIZE(breakages));
 	suite_add_tcase(s, tc);
+	ADD(test_trace_odd_headers);
+	ADD(test_plan_text_values);
+	ADD(test_run_crash_verbose);
+	ADD(test_shrink_plan_rules);
 	ADD(test_record_merge_refused);
 	ADD(test_replay_sim_refused);
 	ADD(test_tap_outside_run);
