@@ -1994,6 +1994,47 @@ START_TEST(test_shrink_plan_rules)
 }
 END_TEST
 
+/*
+ * Receives that may fail: past the receiver's max_recv_bytes (fixed-size
+ * and string tensors), or given too little time (a late receiver).  None
+ * is a failure of the run; each receive still ends.
+ */
+START_TEST(test_rendezvous_allowed_failures)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_text(
+		"{\"nodes\": 2, \"engine\": {\"max_recv_bytes\": 16}, \"steps\": [{\"sends\": ["
+		" {\"from\": 0, \"to\": 1, \"name\": \"big\", \"dtype\": \"float\", \"shape\": [64]},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"str\", \"dtype\": \"string\", \"shape\": [4], \"strings\": [\"aaaaaaaaaaaaaaaaaaaa\", \"b\", \"c\", \"d\"]},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"small\", \"dtype\": \"uint8\", \"shape\": [4]}],"
+		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"big\", \"expect\": \"any\"},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"str\", \"expect\": \"any\"},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"small\"}]}]}",
+		1, &sc);
+	const struct tv_tb_result *res = tv_tb_run_result(run);
+
+	ck_assert_msg(res->failures == 0, "%s", tv_tb_run_failures(run)->msgs[0]);
+	ck_assert_uint_eq(res->ops, 3);
+	ck_assert_uint_ge(res->ops_failed, 1);
+	ck_assert_uint_ge(res->ops_ok, 1);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+
+	run = run_text(
+		"{\"nodes\": 3, \"allow_error_completions\": true, \"engine\": {\"recv_timeout_ns\": 1000},"
+		" \"late_nodes\": [{\"node\": 2, \"start_ns\": 5000000}],"
+		" \"steps\": [{\"sends\": [{\"from\": 0, \"to\": 2, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [8]}],"
+		" \"recvs\": [{\"node\": 2, \"from\": 0, \"name\": \"t\", \"at_ns\": 5000000, \"expect\": \"any\"}]}]}",
+		1, &sc);
+	res = tv_tb_run_result(run);
+	ck_assert_msg(res->failures == 0, "%s", tv_tb_run_failures(run)->msgs[0]);
+	ck_assert_uint_eq(res->ops, 1);
+	ck_assert_uint_eq(res->ops_ok + res->ops_failed, 1);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
 /* ---- recordings: made, merged, replayed, refused ------------------------- */
 
 static void record_text(const char *text, const char *name, uint64_t seed,
@@ -2283,6 +2324,7 @@ static Suite *suite(void)
 	ADD(test_plan_text_values);
 	ADD(test_run_crash_verbose);
 	ADD(test_shrink_plan_rules);
+	ADD(test_rendezvous_allowed_failures);
 	ADD(test_record_merge_refused);
 	ADD(test_replay_sim_refused);
 	ADD(test_tap_outside_run);
