@@ -1661,7 +1661,7 @@ static const char busy_fail[] =
 
 START_TEST(test_shrink_busy)
 {
-	struct tv_tb_shrink_opts o = { .max_runs = 400 };
+	struct tv_tb_shrink_opts o = { .max_runs = 120 };
 	struct tv_tb_shrink_report rep;
 	char in[128], out[128], err[1024];
 	json_t *min;
@@ -1751,19 +1751,19 @@ static void swarm_in_process(const char *workload, uint64_t seeds,
 
 START_TEST(test_swarm_rendezvous_in_process)
 {
-	swarm_in_process("rendezvous", 40, false);
+	swarm_in_process("rendezvous", 16, false);
 }
 END_TEST
 
 START_TEST(test_swarm_port_in_process)
 {
-	swarm_in_process("port", 40, true);
+	swarm_in_process("port", 16, true);
 }
 END_TEST
 
 START_TEST(test_swarm_gather_in_process)
 {
-	swarm_in_process("gather", 40, true);
+	swarm_in_process("gather", 16, true);
 }
 END_TEST
 
@@ -1790,8 +1790,8 @@ START_TEST(test_breakages_found_in_process)
 	size_t i = (size_t)_i;
 	uint64_t found = 0, seed;
 
-	/* 60 seeds at least (more failures, more invariants), then to one. */
-	for (seed = 1; seed <= breakages[i].seeds && (!found || seed <= 60);
+	/* 8 seeds at least (more failures, more invariants), then to one. */
+	for (seed = 1; seed <= breakages[i].seeds && (!found || seed <= 8);
 	     seed++) {
 		struct tb_outcome out;
 		json_t *root;
@@ -1959,7 +1959,7 @@ END_TEST
 /* Shrinking lowers a plan's rules: counts, windows, arguments. */
 START_TEST(test_shrink_plan_rules)
 {
-	struct tv_tb_shrink_opts o = { .max_runs = 200 };
+	struct tv_tb_shrink_opts o = { .max_runs = 80 };
 	struct tv_tb_shrink_report rep;
 	char in[128], out[128], err[1024];
 	json_t *min, *r;
