@@ -19,62 +19,9 @@
 #include <tensorverbs/faults.h>
 #include <tensorverbs/sim.h>
 
+#include "common/wrap_alloc.h"
 #include "flt_priv.h"
 #include "wire.h"
-
-/* ---- allocation failure injection ----------------------------------------- */
-
-void *__real_calloc(size_t n, size_t size);
-void *__real_malloc(size_t size);
-void *__real_realloc(void *ptr, size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_realloc(void *ptr, size_t size);
-
-/*
- * -1: off; else the number of allocations that still succeed.  Volatile:
- * the compiler knows calloc and friends as builtins that touch no user
- * variable, and with LTO it sees every call between arming and looking.
- */
-static volatile long oom_countdown = -1;
-static volatile unsigned oom_fired;
-
-static bool oom_now(void)
-{
-	if (oom_countdown < 0)
-		return false;
-	if (oom_countdown-- > 0)
-		return false;
-	oom_fired++;
-	return true; /* one failure, then off */
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-	return oom_now() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_malloc(size_t size)
-{
-	return oom_now() ? NULL : __real_malloc(size);
-}
-
-void *__wrap_realloc(void *ptr, size_t size)
-{
-	return oom_now() ? NULL : __real_realloc(ptr, size);
-}
-
-static void oom_arm(long n)
-{
-	oom_fired = 0;
-	oom_countdown = n;
-}
-
-static bool oom_disarm(void)
-{
-	oom_countdown = -1;
-	return oom_fired != 0;
-}
 
 /* ---- a wrapped two-node world ------------------------------------------------ */
 

@@ -14,29 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/wrap_alloc.h"
 #include "pool.h"
 
 #define PAGE 4096u
 #define ACCESS (TV_ACCESS_LOCAL_WRITE | TV_ACCESS_REMOTE_WRITE)
 #define MR_MAX 64
-
-/* ---- posix_memalign failures (the test's __wrap_) ------------------------ */
-
-int __real_posix_memalign(void **p, size_t align, size_t size);
-int __wrap_posix_memalign(void **p, size_t align, size_t size);
-
-/* -1: off; else calls that still succeed (volatile: LTO) */
-static volatile long memalign_left = -1;
-static volatile unsigned memalign_fired;
-
-int __wrap_posix_memalign(void **p, size_t align, size_t size)
-{
-	if (memalign_left >= 0 && memalign_left-- == 0) {
-		memalign_fired++;
-		return ENOMEM;
-	}
-	return __real_posix_memalign(p, align, size);
-}
 
 /* ---- a fake device: registrations kept, deregistrations refused on demand - */
 
@@ -168,13 +151,12 @@ START_TEST(test_memalign_fails)
 	struct tv_pool_stats s;
 
 	ck_assert_int_eq(tv_pool_create(fk.pd, 4 * PAGE, ACCESS, &pool), 0);
-	memalign_fired = 0;
-	memalign_left = 0;
+	oom_arm(0);
 	ck_assert_int_eq(tv_pool_alloc(pool, 100, &b), -ENOMEM);
-	ck_assert_uint_eq(memalign_fired, 1);
-	memalign_left = 0; /* a dedicated block's too */
+	ck_assert_uint_eq(oom_failures(), 1);
+	oom_arm(0); /* a dedicated block's too */
 	ck_assert_int_eq(tv_pool_alloc(pool, 8 * PAGE, &d), -ENOMEM);
-	ck_assert_uint_eq(memalign_fired, 2);
+	ck_assert_uint_eq(oom_failures(), 1);
 	s = stats(pool);
 	ck_assert_uint_eq(s.blocks, 0);
 	ck_assert_uint_eq(s.bytes_registered, 0);

@@ -1,0 +1,46 @@
+/*
+ * Internal test header (tests/ only, not part of the library's API):
+ * allocation failures injected through the linker's --wrap.
+ *
+ * A test executable that links wrap_alloc.c and wraps some of calloc,
+ * malloc, realloc, aligned_alloc and posix_memalign (-Wl,--wrap=NAME in
+ * its CMakeLists.txt, which says which) can make the Nth call of the
+ * wrapped ones fail: NULL, or ENOMEM for posix_memalign.  The functions
+ * it does not wrap are not counted.
+ */
+#ifndef TV_TESTS_WRAP_ALLOC_H
+#define TV_TESTS_WRAP_ALLOC_H
+
+#include <stdbool.h>
+
+/* Let n allocations succeed, fail the next one (then off again). */
+void oom_arm(long n);
+/* Off again; did the armed failure happen? */
+bool oom_disarm(void);
+/* How many allocations failed since the last oom_arm(). */
+unsigned oom_failures(void);
+
+/*
+ * Fail the Nth allocation of call for N = 0, 1, ... until it succeeds
+ * (SQLite's do_faultsim_test): each failure is -ENOMEM, and what it left
+ * behind the simulator counts as leaked at the end (ASan in CI: ours).
+ * For the tests whose calls return 0 or -ENOMEM; needs <check.h>.
+ */
+#define OOM_LOOP(call)                                                       \
+	do {                                                                 \
+		long n_;                                                     \
+		int ret_;                                                    \
+		for (n_ = 0;; n_++) {                                        \
+			oom_arm(n_);                                         \
+			ret_ = (call);                                       \
+			if (!oom_disarm()) {                                 \
+				ck_assert_int_eq(ret_, 0);                   \
+				break;                                       \
+			}                                                    \
+			ck_assert_msg(ret_ == -ENOMEM, "%s, allocation %ld: " \
+				      "%d", #call, n_, ret_);               \
+		}                                                            \
+		ck_assert_msg(n_ > 0, "%s allocates nothing", #call);      \
+	} while (0)
+
+#endif
