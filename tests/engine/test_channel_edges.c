@@ -16,148 +16,10 @@
 #include <fiu.h>
 #include <fiu-control.h>
 
+#include "alloc_point.h"
+#include "common/vf_double.h"
 #include "engine_int.h" /* white box: a channel's QP, CQ, failure */
 #include "harness.h"
-
-/* ---- a failing device: the simulator's ops, some of them made to fail ---- */
-
-static struct {
-	const struct tv_vf_ops *real;
-	struct tv_vf_ops ops;
-	int reg_mr, create_cq, create_qp, modify_qp, qp_endpoint;
-	int post_send, post_recv;
-	bool fail_write;           /* post_send: the next tensor write fails */
-	int fail_err;
-	/* poll_cq: a send completion with this wr_id is given twice (the
-	 * second time on a later poll) */
-	bool dup_armed, dup_held;
-	uint64_t dup_wr_id;
-	struct tv_vf_wc dup;
-} hk;
-
-static bool fire(int *n)
-{
-	return *n && --*n == 0;
-}
-
-static int h_reg_mr(struct tv_vf_pd *pd, void *addr, size_t len,
-		    uint32_t access, struct tv_vf_mr **mr_p)
-{
-	return fire(&hk.reg_mr) ? hk.fail_err :
-				  hk.real->reg_mr(pd, addr, len, access, mr_p);
-}
-
-static int h_create_cq(struct tv_vf_device *d, uint32_t cqe,
-		       struct tv_vf_cq **cq_p)
-{
-	return fire(&hk.create_cq) ? hk.fail_err :
-				     hk.real->create_cq(d, cqe, cq_p);
-}
-
-static int h_create_qp(struct tv_vf_pd *pd,
-		       const struct tv_vf_qp_init_attr *init,
-		       struct tv_vf_qp **qp_p)
-{
-	return fire(&hk.create_qp) ? hk.fail_err :
-				     hk.real->create_qp(pd, init, qp_p);
-}
-
-static int h_modify_qp(struct tv_vf_qp *qp, const struct tv_vf_qp_attr *a,
-		       uint32_t mask)
-{
-	return fire(&hk.modify_qp) ? hk.fail_err :
-				     hk.real->modify_qp(qp, a, mask);
-}
-
-static int h_qp_endpoint(struct tv_vf_qp *qp, struct tv_vf_qp_endpoint *ep)
-{
-	return fire(&hk.qp_endpoint) ? hk.fail_err :
-				       hk.real->qp_endpoint(qp, ep);
-}
-
-static int h_post_send(struct tv_vf_qp *qp, struct tv_vf_send_wr *wr,
-		       struct tv_vf_send_wr **bad_p)
-{
-	if (fire(&hk.post_send) ||
-	    (hk.fail_write && (wr->wr_id & 7) == TV_WRID_WRITE_TAG)) {
-		hk.fail_write = false;
-		*bad_p = wr;
-		return hk.fail_err;
-	}
-	return hk.real->post_send(qp, wr, bad_p);
-}
-
-static int h_post_recv(struct tv_vf_qp *qp, struct tv_vf_recv_wr *wr,
-		       struct tv_vf_recv_wr **bad_p)
-{
-	if (fire(&hk.post_recv)) {
-		*bad_p = wr;
-		return hk.fail_err;
-	}
-	return hk.real->post_recv(qp, wr, bad_p);
-}
-
-static int h_poll_cq(struct tv_vf_cq *cq, int n, struct tv_vf_wc *wc)
-{
-	int r;
-
-	if (hk.dup_held && n > 0) {
-		wc[0] = hk.dup;
-		hk.dup_held = false;
-		return 1;
-	}
-	r = hk.real->poll_cq(cq, n, wc);
-	for (int i = 0; hk.dup_armed && i < r; i++)
-		if (wc[i].wr_id == hk.dup_wr_id) {
-			hk.dup = wc[i];
-			hk.dup_armed = false;
-			hk.dup_held = true;
-		}
-	return r;
-}
-
-static void hook(struct tv_vf_device *dev)
-{
-	if (!hk.real) {
-		hk.real = dev->ops;
-		hk.ops = *dev->ops;
-		hk.ops.reg_mr = h_reg_mr;
-		hk.ops.create_cq = h_create_cq;
-		hk.ops.create_qp = h_create_qp;
-		hk.ops.modify_qp = h_modify_qp;
-		hk.ops.qp_endpoint = h_qp_endpoint;
-		hk.ops.post_send = h_post_send;
-		hk.ops.post_recv = h_post_recv;
-		hk.ops.poll_cq = h_poll_cq;
-		hk.fail_err = -ENOMEM;
-	}
-	ck_assert_ptr_eq(dev->ops, hk.real);
-	dev->ops = &hk.ops;
-}
-
-static void unhook(struct tv_vf_device *dev)
-{
-	dev->ops = hk.real;
-}
-
-/* ---- engine/alloc: fail the Nth engine allocation ------------------------- */
-
-/* -1: off; else allocations that succeed (volatile: see the port tests) */
-static volatile long alloc_left = -1;
-static volatile unsigned alloc_fired;
-
-static int alloc_cb(const char *name, int *failnum, void **failinfo,
-		    unsigned int *flags)
-{
-	(void)name;
-	(void)failnum;
-	(void)failinfo;
-	(void)flags;
-	if (alloc_left < 0 || alloc_left-- > 0)
-		return 0;
-	alloc_fired++;
-	return 1; /* once: alloc_left is -1 now */
-}
 
 /* ---- helpers --------------------------------------------------------------- */
 
@@ -238,11 +100,14 @@ START_TEST(test_create_device_failures)
 	struct tv_vf_device *dev = tv_sim_device(sim, 0);
 	struct tv_engine *e = engine_new(sim, 0);
 	struct tv_channel *ch = NULL;
-	int *const points[] = { &hk.reg_mr, &hk.reg_mr, &hk.create_cq,
-				&hk.create_qp, &hk.modify_qp, &hk.post_recv };
+	int *const points[] = {
+		&vfd.fail_nth.reg_mr,    &vfd.fail_nth.reg_mr,
+		&vfd.fail_nth.create_cq, &vfd.fail_nth.create_qp,
+		&vfd.fail_nth.modify_qp, &vfd.fail_nth.post_recv
+	};
 	const int nth[] = { 1, 2, 1, 1, 1, 3 };
 
-	hook(dev);
+	vfd_hook(dev);
 	for (size_t i = 0; i < sizeof(nth) / sizeof(nth[0]); i++) {
 		*points[i] = nth[i];
 		ck_assert_int_eq(tv_channel_create(e, 1, &ch), -ENOMEM);
@@ -251,12 +116,12 @@ START_TEST(test_create_device_failures)
 		ck_assert_ptr_null(tv_engine_channel(e, 1));
 	}
 	/* A device that takes no inline data: the QP without it. */
-	hk.fail_err = -EINVAL;
-	hk.create_qp = 1;
+	vfd.fail_err = -EINVAL;
+	vfd.fail_nth.create_qp = 1;
 	ck_assert_int_eq(tv_channel_create(e, 1, &ch), 0);
 	ck_assert_uint_eq(ch->qp->max_inline_data, 0);
-	hk.fail_err = -ENOMEM;
-	unhook(dev);
+	vfd.fail_err = -ENOMEM;
+	vfd_unhook(dev);
 	ck_assert_int_eq(tv_engine_destroy(e), 0);
 	ck_assert_int_eq(tv_sim_destroy(sim), 0);
 }
@@ -271,18 +136,13 @@ START_TEST(test_create_allocations_fail)
 	long n;
 	int ret;
 
-	tv_engine_fault_points_live();
-	ck_assert_int_eq(fiu_init(0), 0);
-	ck_assert_int_eq(fiu_enable_external("engine/alloc", 1, NULL, 0,
-					     alloc_cb), 0);
+	alloc_point_on();
 	for (n = 0;; n++) {
-		alloc_left = n;
-		alloc_fired = 0;
+		alloc_arm(n);
 		/* A higher peer each time: the slots grow every time, and
 		 * the Nth allocation is the same one in every round. */
 		ret = tv_channel_create(e, 100 + (uint32_t)n, &ch);
-		alloc_left = -1;
-		if (!alloc_fired) {
+		if (!alloc_disarm()) {
 			ck_assert_int_eq(ret, 0);
 			break;
 		}
@@ -319,14 +179,14 @@ START_TEST(test_info_connect_arguments)
 	info.rx_addr = 0;
 	ck_assert_int_eq(tv_channel_connect(ch, &info), -EINVAL);
 	ck_assert_int_eq(tv_channel_info(w->ch[1][0], &info), 0);
-	hook(w->dev[0]);
-	hk.qp_endpoint = 1;
+	vfd_hook(w->dev[0]);
+	vfd.fail_nth.qp_endpoint = 1;
 	ck_assert_int_eq(tv_channel_info(ch, &mine), -ENOMEM);
-	hk.qp_endpoint = 1;
+	vfd.fail_nth.qp_endpoint = 1;
 	ck_assert_int_eq(tv_channel_connect(ch, &info), -ENOMEM);
-	hk.modify_qp = 1;
+	vfd.fail_nth.modify_qp = 1;
 	ck_assert_int_ne(tv_channel_connect(ch, &info), 0);
-	unhook(w->dev[0]);
+	vfd_unhook(w->dev[0]);
 	ck_assert(!ch->connected);
 	/* Failing from outside: arguments, then the state. */
 	ck_assert_int_eq(tv_channel_fail(NULL, TV_UNAVAILABLE, "x"), -EINVAL);
@@ -350,11 +210,11 @@ START_TEST(test_message_post_refused)
 	struct h_world *w = h_world_default();
 	struct h_recv r;
 
-	hook(w->dev[0]);
-	hk.post_send = 1;
+	vfd_hook(w->dev[0]);
+	vfd.fail_nth.post_send = 1;
 	h_recv(w, 0, 1, 1, "t", TV_PLACE_HOST, &r);
 	h_run(w);
-	unhook(w->dev[0]);
+	vfd_unhook(w->dev[0]);
 	ck_assert(tv_channel_failed(w->ch[0][1]));
 	ck_assert_msg(has(w->ch[0][1]->fail_status.message,
 			  "posting a TENSOR_REQUEST failed: Cannot allocate"),
@@ -372,11 +232,12 @@ START_TEST(test_ack_post_refused)
 	struct h_world *w = h_world_default();
 	struct h_recv r;
 
-	hook(w->dev[1]);
-	hk.post_send = 1; /* node 1's first post: the ACK of the request */
+	vfd_hook(w->dev[1]);
+	/* node 1's first post: the ACK of the request */
+	vfd.fail_nth.post_send = 1;
 	h_recv(w, 0, 1, 1, "t", TV_PLACE_HOST, &r);
 	h_run(w);
-	unhook(w->dev[1]);
+	vfd_unhook(w->dev[1]);
 	ck_assert(tv_channel_failed(w->ch[1][0]));
 	ck_assert_msg(has(w->ch[1][0]->fail_status.message,
 			  "posting an ACK failed"), "%.200s",
@@ -392,11 +253,11 @@ START_TEST(test_recv_repost_refused)
 	struct h_world *w = h_world_default();
 	struct h_recv r;
 
-	hook(w->dev[1]);
-	hk.post_recv = 1;
+	vfd_hook(w->dev[1]);
+	vfd.fail_nth.post_recv = 1;
 	h_recv(w, 0, 1, 1, "t", TV_PLACE_HOST, &r);
 	h_run(w);
-	unhook(w->dev[1]);
+	vfd_unhook(w->dev[1]);
 	ck_assert(tv_channel_failed(w->ch[1][0]));
 	ck_assert_msg(has(w->ch[1][0]->fail_status.message,
 			  "re-posting a receive failed"), "%.200s",
@@ -419,12 +280,14 @@ START_TEST(test_write_post_refused)
 	t = h_tensor(w, 1, TV_DT_UINT8, 1, dims, TV_PLACE_HOST, 5);
 	ck_assert_int_eq(tv_engine_send(w->eng[1], 1, "t", t), 0);
 	tv_tensor_unref(t);
-	hook(w->dev[1]);
-	hk.fail_write = true;
+	vfd_hook(w->dev[1]);
+	vfd.fail_wr_mask = 7;
+	vfd.fail_wr_tag = TV_WRID_WRITE_TAG;
+	vfd.fail_wr_armed = true;
 	h_recv(w, 0, 1, 1, "t", TV_PLACE_HOST, &r);
 	h_run(w);
-	unhook(w->dev[1]);
-	ck_assert(!hk.fail_write); /* it was tried, and refused */
+	vfd_unhook(w->dev[1]);
+	ck_assert(!vfd.fail_wr_armed); /* it was tried, and refused */
 	ck_assert(tv_channel_failed(w->ch[1][0]));
 	ck_assert_int_eq(r.calls, 1);
 	ck_assert_int_ne(r.status.code, TV_OK);
@@ -440,13 +303,13 @@ START_TEST(test_completion_for_nothing)
 	struct h_world *w = h_world_default();
 	struct h_recv r;
 
-	hook(w->dev[1]);
-	hk.dup_armed = true;
-	hk.dup_wr_id = TV_WRID_ACK;
+	vfd_hook(w->dev[1]);
+	vfd.dup_armed = true;
+	vfd.dup_wr_id = TV_WRID_ACK;
 	transfer(w, &r);
-	unhook(w->dev[1]);
+	vfd_unhook(w->dev[1]);
 	h_recv_release(&r);
-	ck_assert(!hk.dup_armed && !hk.dup_held);
+	ck_assert(!vfd.dup_armed && !vfd.dup_held);
 	ck_assert(tv_channel_failed(w->ch[1][0]));
 	ck_assert_int_eq(w->ch[1][0]->fail_status.code, TV_INTERNAL);
 	ck_assert_msg(has(w->ch[1][0]->fail_status.message,
@@ -523,8 +386,8 @@ START_TEST(test_reset_refused)
 	struct tv_channel *ch = w->ch[0][1];
 	struct tv_channel_info a, b;
 
-	hook(w->dev[0]);
-	hk.create_cq = 1;
+	vfd_hook(w->dev[0]);
+	vfd.fail_nth.create_cq = 1;
 	ck_assert_int_eq(tv_channel_reset(ch), -ENOMEM);
 	ck_assert_ptr_null(ch->qp);
 	ck_assert_ptr_null(ch->cq);
@@ -534,9 +397,9 @@ START_TEST(test_reset_refused)
 	/* Regression: a reset after one that could not make its QP used to
 	 * tear down the QP it did not have (a NULL dereference).  Now its
 	 * receives cannot be posted: the reset says so. */
-	hk.post_recv = 1;
+	vfd.fail_nth.post_recv = 1;
 	ck_assert_int_eq(tv_channel_reset(ch), -ENOMEM);
-	unhook(w->dev[0]);
+	vfd_unhook(w->dev[0]);
 	ck_assert(tv_channel_failed(ch));
 	/* Both ends afresh: it works again. */
 	ck_assert_int_eq(tv_channel_reset(ch), 0);

@@ -21,159 +21,51 @@
 #include <fiu.h>
 #include <fiu-control.h>
 
+#include "alloc_point.h"
+#include "common/vf_double.h"
+#include "common/wrap_alloc.h"
 #include "engine_int.h" /* white box: the engine's config, a channel */
 #include "harness.h"
 #include "map.h"
 #include "serialize.h"
 #include "wire.h"
 
-/* ---- a device double: the simulator's ops, some made to fail or lie ------- */
+/* ---- the device double (common/vf_double.h), and completions that lie ---- */
 
 static struct {
-	const struct tv_vf_ops *real;
-	struct tv_vf_ops ops;
-	int reg_mr;              /* the Nth reg_mr fails (-ENOMEM) */
 	int32_t byte_len_delta;  /* added to the next tensor write's length */
 	long oom_on_write;       /* >= 0: oom_arm() this when one is polled */
 	long alloc_on_msg;       /* >= 0: alloc_arm() this when a message is */
-} hk = { .oom_on_write = -1, .alloc_on_msg = -1 };
+} lie = { .oom_on_write = -1, .alloc_on_msg = -1 };
 
-static void oom_arm(long n);
-static void alloc_arm(long n);
-
-static bool fire(int *n)
+/* vfd.on_poll: what poll_cq found, as lie says. */
+static void lie_on_poll(struct tv_vf_wc *wc, int n)
 {
-	return *n && --*n == 0;
-}
-
-static int h_reg_mr(struct tv_vf_pd *pd, void *addr, size_t len,
-		    uint32_t access, struct tv_vf_mr **mr_p)
-{
-	return fire(&hk.reg_mr) ? -ENOMEM :
-				  hk.real->reg_mr(pd, addr, len, access, mr_p);
-}
-
-static int h_poll_cq(struct tv_vf_cq *cq, int n, struct tv_vf_wc *wc)
-{
-	int r = hk.real->poll_cq(cq, n, wc);
-
-	for (int i = 0; i < r; i++) {
+	for (int i = 0; i < n; i++) {
 		if (wc[i].opcode != TV_WC_RECV_RDMA_WITH_IMM ||
 		    wc[i].status != TV_WC_SUCCESS)
 			continue;
-		if (wc[i].imm_data == TV_IMM_MESSAGE && hk.alloc_on_msg >= 0) {
-			alloc_arm(hk.alloc_on_msg);
-			hk.alloc_on_msg = -1;
+		if (wc[i].imm_data == TV_IMM_MESSAGE && lie.alloc_on_msg >= 0) {
+			alloc_arm(lie.alloc_on_msg);
+			lie.alloc_on_msg = -1;
 		}
 		if (!tv_imm_is_write(wc[i].imm_data))
 			continue;
-		if (hk.byte_len_delta) {
-			wc[i].byte_len += (uint32_t)hk.byte_len_delta;
-			hk.byte_len_delta = 0;
+		if (lie.byte_len_delta) {
+			wc[i].byte_len += (uint32_t)lie.byte_len_delta;
+			lie.byte_len_delta = 0;
 		}
-		if (hk.oom_on_write >= 0) {
-			oom_arm(hk.oom_on_write);
-			hk.oom_on_write = -1;
+		if (lie.oom_on_write >= 0) {
+			oom_arm(lie.oom_on_write);
+			lie.oom_on_write = -1;
 		}
 	}
-	return r;
 }
 
-static void hook(struct tv_vf_device *dev)
+static void lie_hook(struct tv_vf_device *dev)
 {
-	if (!hk.real) {
-		hk.real = dev->ops;
-		hk.ops = *dev->ops;
-		hk.ops.reg_mr = h_reg_mr;
-		hk.ops.poll_cq = h_poll_cq;
-	}
-	ck_assert_ptr_eq(dev->ops, hk.real);
-	dev->ops = &hk.ops;
-}
-
-static void unhook(struct tv_vf_device *dev)
-{
-	dev->ops = hk.real;
-}
-
-/* ---- engine/alloc: fail the Nth engine allocation ------------------------- */
-
-/* -1: off; else allocations that still succeed (volatile: LTO) */
-static volatile long alloc_left = -1;
-static volatile unsigned alloc_fired;
-
-static int alloc_cb(const char *name, int *failnum, void **failinfo,
-		    unsigned int *flags)
-{
-	(void)name;
-	(void)failnum;
-	(void)failinfo;
-	(void)flags;
-	if (alloc_left < 0 || alloc_left-- > 0)
-		return 0;
-	alloc_fired++;
-	return 1; /* once: alloc_left is -1 now */
-}
-
-static void alloc_point_on(void)
-{
-	tv_engine_fault_points_live();
-	ck_assert_int_eq(fiu_init(0), 0);
-	ck_assert_int_eq(fiu_enable_external("engine/alloc", 1, NULL, 0,
-					     alloc_cb), 0);
-}
-
-static void alloc_arm(long n)
-{
-	alloc_fired = 0;
-	alloc_left = n;
-}
-
-static bool alloc_disarm(void)
-{
-	alloc_left = -1;
-	return alloc_fired != 0;
-}
-
-/* ---- plain malloc()/calloc() failures (the test's __wrap_ allocators) ----- */
-
-void *__real_calloc(size_t n, size_t size);
-void *__real_malloc(size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_malloc(size_t size);
-
-/* -1: off; else allocations that still succeed (volatile: LTO) */
-static volatile long oom_left = -1;
-static volatile unsigned oom_fired;
-
-static bool oom_now(void)
-{
-	if (oom_left < 0 || oom_left-- > 0)
-		return false;
-	oom_fired++;
-	return true;
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-	return oom_now() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_malloc(size_t size)
-{
-	return oom_now() ? NULL : __real_malloc(size);
-}
-
-static void oom_arm(long n)
-{
-	oom_fired = 0;
-	oom_left = n;
-}
-
-static bool oom_disarm(void)
-{
-	oom_left = -1;
-	return oom_fired != 0;
+	vfd_hook(dev);
+	vfd.on_poll = lie_on_poll;
 }
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -703,12 +595,12 @@ START_TEST(test_tensor_arguments)
 	ck_assert_uint_eq(h_stats(w, 0).live_tensors, live);
 	/* The pool cannot register the memory of a tensor larger than its
 	 * blocks. */
-	hook(w->dev[0]);
-	hk.reg_mr = 1;
+	lie_hook(w->dev[0]);
+	vfd.fail_nth.reg_mr = 1;
 	ck_assert_int_eq(tv_tensor_create(e, TV_DT_FLOAT, &big, TV_PLACE_HOST,
 					  &t), -ENOMEM);
-	ck_assert_int_eq(hk.reg_mr, 0);
-	unhook(w->dev[0]);
+	ck_assert_int_eq(vfd.fail_nth.reg_mr, 0);
+	vfd_unhook(w->dev[0]);
 	ck_assert_ptr_null(t);
 	ck_assert_uint_eq(h_stats(w, 0).live_tensors, live);
 	ck_assert_uint_eq(h_stats(w, 0).pool_live_bytes, 0);
@@ -780,12 +672,12 @@ START_TEST(test_write_wrong_length)
 	t = h_tensor(w, 1, TV_DT_UINT8, 1, dims, TV_PLACE_HOST, 3);
 	ck_assert_int_eq(tv_engine_send(w->eng[1], 1, "t", t), 0);
 	tv_tensor_unref(t);
-	hook(w->dev[0]);
-	hk.byte_len_delta = -1;
+	lie_hook(w->dev[0]);
+	lie.byte_len_delta = -1;
 	h_recv(w, 0, 1, 1, "t", TV_PLACE_HOST, &r);
 	h_run(w);
-	unhook(w->dev[0]);
-	ck_assert_int_eq(hk.byte_len_delta, 0); /* it did fire */
+	vfd_unhook(w->dev[0]);
+	ck_assert_int_eq(lie.byte_len_delta, 0); /* it did fire */
 	ck_assert_int_eq(r.calls, 1);
 	ck_assert_int_eq(r.status.code, TV_DATA_LOSS);
 	ck_assert_str_eq(r.status.message,
@@ -872,12 +764,12 @@ START_TEST(test_string_serialize_no_memory)
 	free(big);
 	ck_assert_int_eq(tv_engine_send(w->eng[1], 1, "s", t), 0);
 	tv_tensor_unref(t);
-	hook(w->dev[1]);
-	hk.reg_mr = 1; /* the dedicated block of the copy */
+	lie_hook(w->dev[1]);
+	vfd.fail_nth.reg_mr = 1; /* the dedicated block of the copy */
 	h_recv(w, 0, 1, 1, "s", TV_PLACE_HOST, &r);
 	h_run(w);
-	unhook(w->dev[1]);
-	ck_assert_int_eq(hk.reg_mr, 0);
+	vfd_unhook(w->dev[1]);
+	ck_assert_int_eq(vfd.fail_nth.reg_mr, 0);
 	ck_assert_int_eq(r.calls, 1);
 	ck_assert_int_eq(r.status.code, TV_RESOURCE_EXHAUSTED);
 	ck_assert_msg(has(r.status.message, "preparing the send"), "%.200s",
@@ -950,14 +842,14 @@ START_TEST(test_empty_tensor_allocations_fail)
 		t = h_tensor(w, 1, TV_DT_FLOAT, 1, dims, TV_PLACE_HOST, 0);
 		ck_assert_int_eq(tv_engine_send(w->eng[1], 1, "e", t), 0);
 		tv_tensor_unref(t);
-		hook(w->dev[0]);
-		hk.alloc_on_msg = n; /* node 0's first message: the metadata */
+		lie_hook(w->dev[0]);
+		lie.alloc_on_msg = n; /* node 0's first message: the metadata */
 		/* On the device: the empty tensor is made with the metadata. */
 		h_recv(w, 0, 1, 1, "e", TV_PLACE_DEVICE, &r);
 		h_run(w);
 		fired = alloc_disarm();
-		unhook(w->dev[0]);
-		ck_assert_int_eq(hk.alloc_on_msg, -1);
+		vfd_unhook(w->dev[0]);
+		ck_assert_int_eq(lie.alloc_on_msg, -1);
 		ck_assert_int_eq(r.calls, 1);
 		if (r.status.code == TV_RESOURCE_EXHAUSTED) {
 			ck_assert(fired);
@@ -1076,7 +968,7 @@ START_TEST(test_string_decode_out_of_memory)
 					  TV_PLACE_HOST, &t), 0);
 	ck_assert_int_eq(tv_tensor_set_string(t, 0, "hello", 5), 0);
 	ck_assert_int_eq(tv_tensor_set_string(t, 1, "world!", 6), 0);
-	hook(w->dev[0]);
+	lie_hook(w->dev[0]);
 	for (n = 0; n < 64; n++) {
 		char name[16];
 		bool fired;
@@ -1090,10 +982,10 @@ START_TEST(test_string_decode_out_of_memory)
 		/* From the receiver's poll of the tensor's write to the
 		 * receive's end, its nth plain allocation fails. */
 		oom_fired_in_recv = false;
-		hk.oom_on_write = n;
+		lie.oom_on_write = n;
 		h_run(w);
 		fired = oom_fired_in_recv;
-		ck_assert_int_eq(hk.oom_on_write, -1);
+		ck_assert_int_eq(lie.oom_on_write, -1);
 		ck_assert_int_eq(r.calls, 1);
 		if (!fired)
 			break;
@@ -1104,7 +996,7 @@ START_TEST(test_string_decode_out_of_memory)
 		ck_assert_ptr_null(r.tensor);
 		ck_assert(!tv_channel_failed(w->ch[0][1]));
 	}
-	unhook(w->dev[0]);
+	vfd_unhook(w->dev[0]);
 	ck_assert_int_ge(n, 4);
 	ck_assert_int_lt(n, 64);
 	ck_assert_int_eq(r.status.code, TV_OK);

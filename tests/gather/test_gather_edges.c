@@ -14,219 +14,12 @@
 #include <fiu.h>
 #include <fiu-control.h>
 
+#include "common/vf_double.h"
+#include "common/wrap_alloc.h"
 #include "gather_fix.h"
 #include "gather_int.h" /* white box: QP states, the reconnect callback */
 
 #define T_SECOND 1000000000ull
-
-/* ---- a failing device: the simulator's ops, some of them made to fail ---- */
-
-static struct {
-	const struct tv_vf_ops *real;
-	struct tv_vf_ops ops;
-	int query_device, alloc_pd, reg_mr, dereg_mr, create_cq, create_qp;
-	int modify_qp, qp_endpoint, post_send, wait;
-	int fail_err;
-	int bad_at;            /* post_send: the WR it stops at, -1: none */
-	bool swallow;          /* poll_cq finds nothing */
-	int poll_err;          /* poll_cq fails with this */
-	/* query_device: what the device says of its READ depths */
-	bool tweak_rd;
-	uint32_t rd_atom, init_rd_atom;
-} hk;
-
-static bool fire(int *n)
-{
-	return *n && --*n == 0;
-}
-
-static int h_query_device(struct tv_vf_device *d, struct tv_vf_device_attr *a)
-{
-	int ret;
-
-	if (fire(&hk.query_device))
-		return hk.fail_err;
-	ret = hk.real->query_device(d, a);
-	if (!ret && hk.tweak_rd) {
-		a->max_qp_rd_atom = hk.rd_atom;
-		a->max_qp_init_rd_atom = hk.init_rd_atom;
-	}
-	return ret;
-}
-
-static int h_alloc_pd(struct tv_vf_device *d, struct tv_vf_pd **pd_p)
-{
-	return fire(&hk.alloc_pd) ? hk.fail_err : hk.real->alloc_pd(d, pd_p);
-}
-
-static int h_reg_mr(struct tv_vf_pd *pd, void *addr, size_t len,
-		    uint32_t access, struct tv_vf_mr **mr_p)
-{
-	return fire(&hk.reg_mr) ? hk.fail_err :
-				  hk.real->reg_mr(pd, addr, len, access, mr_p);
-}
-
-static int h_dereg_mr(struct tv_vf_mr *mr)
-{
-	return fire(&hk.dereg_mr) ? hk.fail_err : hk.real->dereg_mr(mr);
-}
-
-static int h_create_cq(struct tv_vf_device *d, uint32_t cqe,
-		       struct tv_vf_cq **cq_p)
-{
-	return fire(&hk.create_cq) ? hk.fail_err :
-				     hk.real->create_cq(d, cqe, cq_p);
-}
-
-static int h_create_qp(struct tv_vf_pd *pd,
-		       const struct tv_vf_qp_init_attr *init,
-		       struct tv_vf_qp **qp_p)
-{
-	return fire(&hk.create_qp) ? hk.fail_err :
-				     hk.real->create_qp(pd, init, qp_p);
-}
-
-static int h_modify_qp(struct tv_vf_qp *qp, const struct tv_vf_qp_attr *a,
-		       uint32_t mask)
-{
-	return fire(&hk.modify_qp) ? hk.fail_err :
-				     hk.real->modify_qp(qp, a, mask);
-}
-
-static int h_qp_endpoint(struct tv_vf_qp *qp, struct tv_vf_qp_endpoint *ep)
-{
-	return fire(&hk.qp_endpoint) ? hk.fail_err :
-				       hk.real->qp_endpoint(qp, ep);
-}
-
-/* Refused at WR bad_at: the ones before it were taken (posted for real). */
-static int h_post_send(struct tv_vf_qp *qp, struct tv_vf_send_wr *wr,
-		       struct tv_vf_send_wr **bad_p)
-{
-	struct tv_vf_send_wr *w = wr, *cut;
-	int ret;
-
-	if (!fire(&hk.post_send))
-		return hk.real->post_send(qp, wr, bad_p);
-	if (hk.bad_at <= 0) {
-		*bad_p = hk.bad_at < 0 ? NULL : wr;
-		return hk.fail_err;
-	}
-	for (int i = 1; i < hk.bad_at && w->next; i++)
-		w = w->next;
-	cut = w->next;
-	w->next = NULL;
-	ret = hk.real->post_send(qp, wr, bad_p);
-	w->next = cut;
-	ck_assert_int_eq(ret, 0);
-	*bad_p = cut;
-	return hk.fail_err;
-}
-
-static int h_poll_cq(struct tv_vf_cq *cq, int n, struct tv_vf_wc *wc)
-{
-	if (hk.poll_err)
-		return hk.poll_err;
-	if (hk.swallow)
-		return 0;
-	return hk.real->poll_cq(cq, n, wc);
-}
-
-static int h_wait(struct tv_vf_device *d, uint64_t deadline_ns)
-{
-	return fire(&hk.wait) ? -EINTR : hk.real->wait(d, deadline_ns);
-}
-
-static void hook(struct tv_vf_device *dev)
-{
-	if (!hk.real) {
-		hk.real = dev->ops;
-		hk.ops = *dev->ops;
-		hk.ops.query_device = h_query_device;
-		hk.ops.alloc_pd = h_alloc_pd;
-		hk.ops.reg_mr = h_reg_mr;
-		hk.ops.dereg_mr = h_dereg_mr;
-		hk.ops.create_cq = h_create_cq;
-		hk.ops.create_qp = h_create_qp;
-		hk.ops.modify_qp = h_modify_qp;
-		hk.ops.qp_endpoint = h_qp_endpoint;
-		hk.ops.post_send = h_post_send;
-		hk.ops.poll_cq = h_poll_cq;
-		hk.ops.wait = h_wait;
-		hk.fail_err = -ENOMEM;
-	}
-	ck_assert_ptr_eq(dev->ops, hk.real);
-	dev->ops = &hk.ops;
-}
-
-static void unhook(struct tv_vf_device *dev)
-{
-	dev->ops = hk.real;
-}
-
-/* ---- allocation failure injection (the test's __wrap_ allocators) ---------- */
-
-void *__real_calloc(size_t n, size_t size);
-void *__real_malloc(size_t size);
-void *__real_realloc(void *ptr, size_t size);
-void *__real_aligned_alloc(size_t align, size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_realloc(void *ptr, size_t size);
-void *__wrap_aligned_alloc(size_t align, size_t size);
-
-/*
- * -1: off; else the number of allocations that still succeed.  Volatile:
- * with link-time optimisation GCC takes malloc and friends for leaf
- * functions that cannot change this file's statics, and would keep them
- * in registers across the calls that the wrappers count.
- */
-static volatile long oom_countdown = -1;
-static volatile unsigned oom_fired;
-
-static bool oom_now(void)
-{
-	if (oom_countdown < 0)
-		return false;
-	if (oom_countdown-- > 0)
-		return false;
-	oom_fired++;
-	return true; /* one failure, then off (oom_countdown is -1) */
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-	return oom_now() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_malloc(size_t size)
-{
-	return oom_now() ? NULL : __real_malloc(size);
-}
-
-void *__wrap_realloc(void *ptr, size_t size)
-{
-	return oom_now() ? NULL : __real_realloc(ptr, size);
-}
-
-void *__wrap_aligned_alloc(size_t align, size_t size)
-{
-	return oom_now() ? NULL : __real_aligned_alloc(align, size);
-}
-
-/* Let n allocations succeed, fail the next one. */
-static void oom_arm(long n)
-{
-	oom_fired = 0;
-	oom_countdown = n;
-}
-
-/* Off again; did the armed failure happen? */
-static bool oom_disarm(void)
-{
-	oom_countdown = -1;
-	return oom_fired != 0;
-}
 
 /* ---- helpers --------------------------------------------------------------- */
 
@@ -438,14 +231,17 @@ START_TEST(test_create_device_failures)
 	struct tv_vf_device *dev = tv_sim_device(sim, 0);
 	struct tv_gather_config cfg;
 	char why[256];
-	int *const points[] = { &hk.alloc_pd, &hk.create_cq, &hk.create_cq,
-				&hk.reg_mr, &hk.reg_mr, &hk.create_qp,
-				&hk.create_qp, &hk.create_qp };
+	int *const points[] = {
+		&vfd.fail_nth.alloc_pd,  &vfd.fail_nth.create_cq,
+		&vfd.fail_nth.create_cq, &vfd.fail_nth.reg_mr,
+		&vfd.fail_nth.reg_mr,    &vfd.fail_nth.create_qp,
+		&vfd.fail_nth.create_qp, &vfd.fail_nth.create_qp
+	};
 	const int nth[] = { 1, 1, 2, 1, 2, 1, 2, 4 };
 
 	cfg2(&cfg);
-	hook(dev);
-	hk.query_device = 1;
+	vfd_hook(dev);
+	vfd.fail_nth.query_device = 1;
 	why[0] = 0;
 	ck_assert_int_eq(ctx_try(sim, &cfg, why, sizeof(why)), -ENOMEM);
 	ck_assert_str_eq(why, ""); /* not a configuration's fault */
@@ -458,14 +254,14 @@ START_TEST(test_create_device_failures)
 		ck_assert_int_eq(*points[i], 0); /* it did fire */
 	}
 	/* A device's -EINVAL is passed on as it is: no message of ours. */
-	hk.fail_err = -EINVAL;
-	hk.create_cq = 1;
+	vfd.fail_err = -EINVAL;
+	vfd.fail_nth.create_cq = 1;
 	why[0] = 0;
 	ck_assert_int_eq(ctx_try(sim, &cfg, why, sizeof(why)), -EINVAL);
 	ck_assert_str_eq(why, "");
-	hk.fail_err = -ENOMEM;
+	vfd.fail_err = -ENOMEM;
 	ck_assert_int_eq(ctx_try(sim, &cfg, why, sizeof(why)), 0);
-	unhook(dev);
+	vfd_unhook(dev);
 	ck_assert_int_eq(tv_sim_destroy(sim), 0);
 }
 END_TEST
@@ -482,10 +278,10 @@ START_TEST(test_rd_atomic_limits)
 	static uint8_t part[64 * 1000];
 
 	cfg2(&cfg);
-	hook(tv_sim_device(sim, 0));
-	hk.tweak_rd = true;
-	hk.rd_atom = 300;
-	hk.init_rd_atom = 0;
+	vfd_hook(tv_sim_device(sim, 0));
+	vfd.tweak_rd = true;
+	vfd.rd_atom = 300;
+	vfd.init_rd_atom = 0;
 	ck_assert_int_eq(tv_gather_ctx_create(tv_sim_device(sim, 0), &cfg, part,
 					      NULL, 0, &ctx), 0);
 	ck_assert_uint_eq(ctx->max_dest_rd_atomic, 255);
@@ -507,7 +303,7 @@ START_TEST(test_rd_atomic_limits)
 		      "%.200s", tv_gather_error(ctx));
 	ck_assert_uint_eq(tv_gather_qp_rd_atomic(ctx, 1, 0), 0);
 	ck_assert_int_eq(tv_gather_ctx_destroy(ctx), 0);
-	hk.rd_atom = 0;
+	vfd.rd_atom = 0;
 	ck_assert_int_eq(tv_gather_ctx_create(tv_sim_device(sim, 0), &cfg, part,
 					      NULL, 0, &ctx), 0);
 	ck_assert_uint_eq(ctx->max_dest_rd_atomic, 1);
@@ -515,15 +311,15 @@ START_TEST(test_rd_atomic_limits)
 	ck_assert_int_eq(tv_gather_set_peer(ctx, &h), 0);
 	ck_assert_int_eq(tv_gather_qp_endpoint(ctx, 1, 0, TV_GATHER_CLIENT,
 					       &ep), 0);
-	hk.modify_qp = 1; /* so that it fails, naming what it asked */
+	vfd.fail_nth.modify_qp = 1; /* so that it fails, naming what it asked */
 	ck_assert_int_eq(tv_gather_qp_connect(ctx, 1, 0, TV_GATHER_CLIENT, &ep),
 			 -ENOMEM);
 	ck_assert_msg(has(tv_gather_error(ctx), "(max_rd_atomic 1, "),
 		      "%.200s", tv_gather_error(ctx));
 	ck_assert_int_eq(tv_gather_ctx_destroy(ctx), 0);
 	/* quiver PR #26: 16 accepted, the device's whole limit asked. */
-	hk.rd_atom = 300;
-	hk.init_rd_atom = 300;
+	vfd.rd_atom = 300;
+	vfd.init_rd_atom = 300;
 	cfg.test_breakage = TV_GATHER_BREAK_RD_ATOMIC;
 	ck_assert_int_eq(tv_gather_ctx_create(tv_sim_device(sim, 0), &cfg, part,
 					      NULL, 0, &ctx), 0);
@@ -537,8 +333,8 @@ START_TEST(test_rd_atomic_limits)
 	ck_assert_msg(has(tv_gather_error(ctx), "(max_rd_atomic 255, "),
 		      "%.200s", tv_gather_error(ctx));
 	ck_assert_int_eq(tv_gather_ctx_destroy(ctx), 0);
-	hk.tweak_rd = false;
-	unhook(tv_sim_device(sim, 0));
+	vfd.tweak_rd = false;
+	vfd_unhook(tv_sim_device(sim, 0));
 	ck_assert_int_eq(tv_sim_destroy(sim), 0);
 }
 END_TEST
@@ -576,24 +372,24 @@ START_TEST(test_qp_arguments)
 	ck_assert_int_eq(tv_gather_qp_connect(ctx, 1, 0, TV_GATHER_CLIENT, &ep),
 			 -ENOTCONN);
 	/* The device refuses: the error, and a message naming the QP. */
-	hook(tv_sim_device(sim, 0));
-	hk.qp_endpoint = 1;
+	vfd_hook(tv_sim_device(sim, 0));
+	vfd.fail_nth.qp_endpoint = 1;
 	ck_assert_int_eq(tv_gather_qp_connect(ctx, 2, 1, TV_GATHER_SERVER, &ep),
 			 -ENOMEM);
 	ck_assert_msg(has(tv_gather_error(ctx), "connecting server QP 1 of peer "
 			  "2"), "%.200s", tv_gather_error(ctx));
-	hk.modify_qp = 1;
+	vfd.fail_nth.modify_qp = 1;
 	ck_assert_int_eq(tv_gather_qp_connect(ctx, 2, 1, TV_GATHER_SERVER, &ep),
 			 -ENOMEM);
 	/* A reset that cannot make the new QP keeps the old one. */
 	before = ctx->peers[1].cli[2].qp;
-	hk.create_qp = 1;
+	vfd.fail_nth.create_qp = 1;
 	ck_assert_int_eq(tv_gather_qp_reset(ctx, 1, 2, TV_GATHER_CLIENT),
 			 -ENOMEM);
 	ck_assert_ptr_eq(ctx->peers[1].cli[2].qp, before);
 	ck_assert_int_eq(tv_gather_qp_reset(ctx, 1, 2, TV_GATHER_CLIENT), 0);
 	ck_assert_ptr_ne(ctx->peers[1].cli[2].qp, before);
-	unhook(tv_sim_device(sim, 0));
+	vfd_unhook(tv_sim_device(sim, 0));
 	ck_assert_int_eq(tv_gather_ctx_destroy(ctx), 0);
 	ck_assert_int_eq(tv_sim_destroy(sim), 0);
 }
@@ -782,10 +578,10 @@ START_TEST(test_start_states)
 	ck_assert(w.ctx[0]->op.direct);
 	ck_assert_int_lt(gfix_check(ids, 128, reg, 64), 0);
 	/* The device refuses to deregister: it stays registered. */
-	hook(w.ctx[0]->dev);
-	hk.dereg_mr = 1;
+	vfd_hook(w.ctx[0]->dev);
+	vfd.fail_nth.dereg_mr = 1;
 	ck_assert_int_eq(tv_gather_out_deregister(w.ctx[0]), -ENOMEM);
-	unhook(w.ctx[0]->dev);
+	vfd_unhook(w.ctx[0]->dev);
 	ck_assert_ptr_nonnull(w.ctx[0]->out_mr);
 	ck_assert_int_eq(tv_gather_out_deregister(w.ctx[0]), 0);
 	free(ids);
@@ -809,11 +605,11 @@ static void post_refused(int bad_at)
 
 	gfix_config(&cfg);
 	gfix_init(&w, 2, &cfg, NULL);
-	hook(w.ctx[0]->dev);
-	hk.post_send = 2;
-	hk.bad_at = bad_at;
+	vfd_hook(w.ctx[0]->dev);
+	vfd.fail_nth.post_send = 2;
+	vfd.bad_at = bad_at;
 	gather_right(&w, 0, ids, 200, out);
-	unhook(w.ctx[0]->dev);
+	vfd_unhook(w.ctx[0]->dev);
 	tv_gather_stats(w.ctx[0], &st);
 	ck_assert_uint_eq(st.post_failures, 1);
 	ck_assert_uint_ge(st.retries, 1);
@@ -827,7 +623,7 @@ static void post_refused(int bad_at)
 
 START_TEST(test_post_refused)
 {
-	post_refused(-1); /* says nothing of where */
+	post_refused(VFD_BAD_NONE); /* says nothing of where */
 	post_refused(0);  /* at the first */
 	post_refused(5);  /* five taken */
 }
@@ -845,14 +641,14 @@ START_TEST(test_poll_fails)
 
 	gfix_config(&cfg);
 	gfix_init(&w, 2, &cfg, NULL);
-	hook(w.ctx[0]->dev);
-	hk.poll_err = -EIO;
+	vfd_hook(w.ctx[0]->dev);
+	vfd.poll_err = -EIO;
 	ck_assert_int_eq(tv_gather(w.ctx[0], ids, 100, out, T_SECOND, &res),
 			 -EIO);
 	ck_assert_str_eq(tv_gather_error(w.ctx[0]),
 			 "poll_cq: Input/output error");
-	hk.poll_err = 0;
-	unhook(w.ctx[0]->dev);
+	vfd.poll_err = 0;
+	vfd_unhook(w.ctx[0]->dev);
 	ck_assert_int_eq(tv_gather_test(w.ctx[0], &res), -EAGAIN);
 	/* Still running: no output registration now. */
 	ck_assert_int_eq(tv_gather_out_register(w.ctx[0], out, 100 * 64),
@@ -879,11 +675,11 @@ START_TEST(test_wait_interrupted)
 
 	gfix_config(&cfg);
 	gfix_init(&w, 2, &cfg, NULL);
-	hook(w.ctx[0]->dev);
-	hk.wait = 1;
+	vfd_hook(w.ctx[0]->dev);
+	vfd.fail_nth.wait = 1;
 	ck_assert_int_eq(tv_gather(w.ctx[0], ids, 100, out, T_SECOND, &res),
 			 -EINTR);
-	unhook(w.ctx[0]->dev);
+	vfd_unhook(w.ctx[0]->dev);
 	ck_assert_int_eq(tv_gather_test(w.ctx[0], &res), -EAGAIN);
 	while (tv_gather_test(w.ctx[0], &res) == -EAGAIN) {
 		ck_assert_int_ge(tv_sim_step(w.sim), 0);
@@ -912,11 +708,11 @@ START_TEST(test_world_runs_dry)
 
 	gfix_config(&cfg);
 	gfix_init(&w, 2, &cfg, NULL);
-	hook(w.ctx[0]->dev);
-	hk.swallow = true;
+	vfd_hook(w.ctx[0]->dev);
+	vfd.swallow = true;
 	ck_assert_int_eq(tv_gather(w.ctx[0], ids, 100, out, 0, &res), -EIO);
-	hk.swallow = false;
-	unhook(w.ctx[0]->dev);
+	vfd.swallow = false;
+	vfd_unhook(w.ctx[0]->dev);
 	ck_assert_uint_eq(res->failed_rows, 100);
 	for (size_t i = 0; i < res->failed_rows; i++)
 		ck_assert_int_eq(res->errors[i].cause, -ETIMEDOUT);
@@ -1187,7 +983,7 @@ static void rebuild_refused(int *point, int nth)
 					 tv_sim_now_ns(w.sim) + T_SECOND, NULL),
 			 0);
 	old_cq = w.ctx[0]->cq;
-	hook(w.ctx[0]->dev);
+	vfd_hook(w.ctx[0]->dev);
 	if (point)
 		*point = nth;
 	while ((ret = tv_gather_test(w.ctx[0], &res)) == -EAGAIN) {
@@ -1210,7 +1006,7 @@ static void rebuild_refused(int *point, int nth)
 			ck_assert_ptr_ne(w.ctx[0]->cq, old_cq);
 		}
 	}
-	unhook(w.ctx[0]->dev);
+	vfd_unhook(w.ctx[0]->dev);
 	fiu_disable("sim/cq/overflow");
 	ck_assert_int_eq(fails, 1);
 	ck_assert_msg(ret == 0, "%d: %zu failed, status %d cause %d "
@@ -1228,8 +1024,9 @@ static void rebuild_refused(int *point, int nth)
 START_TEST(test_cq_rebuild_refused)
 {
 	/* The new CQ; the first new QP; the third; the array for them. */
-	int *const point[] = { &hk.create_cq, &hk.create_qp, &hk.create_qp,
-			       NULL };
+	int *const point[] = { &vfd.fail_nth.create_cq,
+			       &vfd.fail_nth.create_qp,
+			       &vfd.fail_nth.create_qp, NULL };
 	const int nth[] = { 1, 1, 3, 0 };
 
 	rebuild_refused(point[_i], nth[_i]);
@@ -1238,28 +1035,6 @@ END_TEST
 
 
 /* ---- every allocation fails in turn ------------------------------------------ */
-
-/*
- * Fail the Nth allocation of call for N = 0, 1, ... until it succeeds
- * (SQLite's do_faultsim_test): each failure is -ENOMEM, and what it left
- * behind the simulator counts as leaked at the end (ASan in CI: ours).
- */
-#define OOM_LOOP(call)                                                       \
-	do {                                                                 \
-		long n_;                                                     \
-		int ret_;                                                    \
-		for (n_ = 0;; n_++) {                                        \
-			oom_arm(n_);                                         \
-			ret_ = (call);                                       \
-			if (!oom_disarm()) {                                 \
-				ck_assert_int_eq(ret_, 0);                   \
-				break;                                       \
-			}                                                    \
-			ck_assert_msg(ret_ == -ENOMEM, "%s, allocation %ld: " \
-				      "%d", #call, n_, ret_);               \
-		}                                                            \
-		ck_assert_msg(n_ > 0, "%s allocates nothing", #call);      \
-	} while (0)
 
 START_TEST(test_allocations_fail)
 {

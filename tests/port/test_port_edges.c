@@ -14,208 +14,12 @@
 
 #include <tensorverbs/faults.h>
 
+#include "common/vf_double.h"
+#include "common/wrap_alloc.h"
 #include "port_fix.h"
 #include "port_int.h" /* white box: a connection's QP, its hold */
 
 #define BIT63 (1ull << 63)
-
-/* ---- a failing device: the simulator's ops, some of them made to fail ---- */
-
-/*
- * Each counter: 0 = pass, n = the nth call from now fails with fail_err.
- * Every object keeps a pointer to its device, whose ops pointer the test
- * swaps: every call of every object goes through here.
- */
-static struct {
-	const struct tv_vf_ops *real;
-	struct tv_vf_ops ops;
-	int query_device, alloc_pd, dealloc_pd, dereg_mr, create_cq;
-	int create_qp, modify_qp, qp_endpoint, post_send, post_recv;
-	int fail_err;
-	bool set_bad;               /* post_send: name the failed WR */
-	struct tv_vf_cq *poll_fail; /* poll_cq of this CQ fails */
-	bool swallow;               /* poll_cq finds nothing */
-	bool fake_clock;            /* now_ns: +1 per call */
-	uint64_t now;
-} hk;
-
-static bool fire(int *n)
-{
-	return *n && --*n == 0;
-}
-
-static int h_query_device(struct tv_vf_device *d, struct tv_vf_device_attr *a)
-{
-	return fire(&hk.query_device) ? hk.fail_err :
-					hk.real->query_device(d, a);
-}
-
-static int h_alloc_pd(struct tv_vf_device *d, struct tv_vf_pd **pd_p)
-{
-	return fire(&hk.alloc_pd) ? hk.fail_err : hk.real->alloc_pd(d, pd_p);
-}
-
-static int h_dealloc_pd(struct tv_vf_pd *pd)
-{
-	return fire(&hk.dealloc_pd) ? hk.fail_err : hk.real->dealloc_pd(pd);
-}
-
-static int h_dereg_mr(struct tv_vf_mr *mr)
-{
-	return fire(&hk.dereg_mr) ? hk.fail_err : hk.real->dereg_mr(mr);
-}
-
-static int h_create_cq(struct tv_vf_device *d, uint32_t cqe,
-		       struct tv_vf_cq **cq_p)
-{
-	return fire(&hk.create_cq) ? hk.fail_err :
-				     hk.real->create_cq(d, cqe, cq_p);
-}
-
-static int h_create_qp(struct tv_vf_pd *pd,
-		       const struct tv_vf_qp_init_attr *init,
-		       struct tv_vf_qp **qp_p)
-{
-	return fire(&hk.create_qp) ? hk.fail_err :
-				     hk.real->create_qp(pd, init, qp_p);
-}
-
-static int h_modify_qp(struct tv_vf_qp *qp, const struct tv_vf_qp_attr *a,
-		       uint32_t mask)
-{
-	return fire(&hk.modify_qp) ? hk.fail_err :
-				     hk.real->modify_qp(qp, a, mask);
-}
-
-static int h_qp_endpoint(struct tv_vf_qp *qp, struct tv_vf_qp_endpoint *ep)
-{
-	return fire(&hk.qp_endpoint) ? hk.fail_err :
-				       hk.real->qp_endpoint(qp, ep);
-}
-
-static int h_post_send(struct tv_vf_qp *qp, struct tv_vf_send_wr *wr,
-		       struct tv_vf_send_wr **bad_p)
-{
-	if (fire(&hk.post_send)) {
-		if (hk.set_bad)
-			*bad_p = wr;
-		return hk.fail_err;
-	}
-	return hk.real->post_send(qp, wr, bad_p);
-}
-
-static int h_post_recv(struct tv_vf_qp *qp, struct tv_vf_recv_wr *wr,
-		       struct tv_vf_recv_wr **bad_p)
-{
-	return fire(&hk.post_recv) ? hk.fail_err :
-				     hk.real->post_recv(qp, wr, bad_p);
-}
-
-static int h_poll_cq(struct tv_vf_cq *cq, int n, struct tv_vf_wc *wc)
-{
-	if (hk.swallow)
-		return 0;
-	if (cq == hk.poll_fail)
-		return -EIO;
-	return hk.real->poll_cq(cq, n, wc);
-}
-
-static uint64_t h_now_ns(struct tv_vf_device *d)
-{
-	return hk.fake_clock ? ++hk.now : hk.real->now_ns(d);
-}
-
-static void hook(struct tv_vf_device *dev)
-{
-	if (!hk.real) {
-		hk.real = dev->ops;
-		hk.ops = *dev->ops;
-		hk.ops.query_device = h_query_device;
-		hk.ops.alloc_pd = h_alloc_pd;
-		hk.ops.dealloc_pd = h_dealloc_pd;
-		hk.ops.dereg_mr = h_dereg_mr;
-		hk.ops.create_cq = h_create_cq;
-		hk.ops.create_qp = h_create_qp;
-		hk.ops.modify_qp = h_modify_qp;
-		hk.ops.qp_endpoint = h_qp_endpoint;
-		hk.ops.post_send = h_post_send;
-		hk.ops.post_recv = h_post_recv;
-		hk.ops.poll_cq = h_poll_cq;
-		hk.ops.now_ns = h_now_ns;
-		hk.fail_err = -ENOMEM;
-	}
-	ck_assert_ptr_eq(dev->ops, hk.real);
-	dev->ops = &hk.ops;
-}
-
-static void unhook(struct tv_vf_device *dev)
-{
-	dev->ops = hk.real;
-}
-
-/* ---- allocation failure injection (the test's __wrap_ allocators) ---------- */
-
-void *__real_calloc(size_t n, size_t size);
-void *__real_malloc(size_t size);
-void *__real_realloc(void *ptr, size_t size);
-void *__real_aligned_alloc(size_t align, size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_realloc(void *ptr, size_t size);
-void *__wrap_aligned_alloc(size_t align, size_t size);
-
-/*
- * -1: off; else the number of allocations that still succeed.  Volatile:
- * with link-time optimisation GCC takes malloc and friends for leaf
- * functions that cannot change this file's statics, and would keep them
- * in registers across the calls that the wrappers count.
- */
-static volatile long oom_countdown = -1;
-static volatile unsigned oom_fired;
-
-static bool oom_now(void)
-{
-	if (oom_countdown < 0)
-		return false;
-	if (oom_countdown-- > 0)
-		return false;
-	oom_fired++;
-	return true; /* one failure, then off (oom_countdown is -1) */
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-	return oom_now() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_malloc(size_t size)
-{
-	return oom_now() ? NULL : __real_malloc(size);
-}
-
-void *__wrap_realloc(void *ptr, size_t size)
-{
-	return oom_now() ? NULL : __real_realloc(ptr, size);
-}
-
-void *__wrap_aligned_alloc(size_t align, size_t size)
-{
-	return oom_now() ? NULL : __real_aligned_alloc(align, size);
-}
-
-/* Let n allocations succeed, fail the next one. */
-static void oom_arm(long n)
-{
-	oom_fired = 0;
-	oom_countdown = n;
-}
-
-/* Off again; did the armed failure happen? */
-static bool oom_disarm(void)
-{
-	oom_countdown = -1;
-	return oom_fired != 0;
-}
 
 /* ---- small helpers -------------------------------------------------------- */
 
@@ -390,10 +194,10 @@ START_TEST(test_ctx_device_failures)
 	static uint8_t buf[256];
 
 	pfix_config(&pc, TV_PORT_SIGNAL_ATOMIC);
-	hook(dev);
-	hk.query_device = 1;
+	vfd_hook(dev);
+	vfd.fail_nth.query_device = 1;
 	ck_assert_int_eq(tv_port_ctx_create(dev, &pc, &ctx), -ENOMEM);
-	hk.alloc_pd = 1;
+	vfd.fail_nth.alloc_pd = 1;
 	ck_assert_int_eq(tv_port_ctx_create(dev, &pc, &ctx), -ENOMEM);
 	ck_assert_ptr_null(ctx);
 	ck_assert_int_eq(tv_port_ctx_create(dev, &pc, &ctx), 0);
@@ -410,15 +214,15 @@ START_TEST(test_ctx_device_failures)
 	ck_assert_uint_eq(tv_port_mem_size(mem), sizeof(buf));
 	/* Memory left: the context stays. */
 	ck_assert_int_eq(tv_port_ctx_destroy(ctx), -EBUSY);
-	hk.dereg_mr = 1;
+	vfd.fail_nth.dereg_mr = 1;
 	ck_assert_int_eq(tv_port_mem_deregister(mem), -ENOMEM);
 	ck_assert_int_eq(tv_port_ctx_destroy(ctx), -EBUSY); /* still there */
 	ck_assert_int_eq(tv_port_mem_deregister(mem), 0);
 	ck_assert_int_eq(tv_port_mem_deregister(NULL), 0);
-	hk.dealloc_pd = 1;
+	vfd.fail_nth.dealloc_pd = 1;
 	ck_assert_int_eq(tv_port_ctx_destroy(ctx), -ENOMEM);
 	ck_assert_int_eq(tv_port_ctx_destroy(ctx), 0);
-	unhook(dev);
+	vfd_unhook(dev);
 	ck_assert_int_eq(tv_sim_destroy(sim), 0); /* nothing leaked */
 }
 END_TEST
@@ -480,21 +284,21 @@ static void conn_setup_failures(enum tv_port_signal_mode mode)
 	ck_assert_int_eq(tv_port_ctx_create(dev, &pc, &ctx), 0);
 	ck_assert_int_eq(tv_port_conn_create(NULL, 1, &conn), -EINVAL);
 	ck_assert_int_eq(tv_port_conn_create(ctx, 1, NULL), -EINVAL);
-	hook(dev);
-	hk.create_cq = 1; /* the send CQ */
+	vfd_hook(dev);
+	vfd.fail_nth.create_cq = 1; /* the send CQ */
 	ck_assert_int_eq(tv_port_conn_create(ctx, 1, &conn), -ENOMEM);
 	if (imm) {
-		hk.create_cq = 2; /* the receive CQ */
+		vfd.fail_nth.create_cq = 2; /* the receive CQ */
 		ck_assert_int_eq(tv_port_conn_create(ctx, 1, &conn), -ENOMEM);
 	}
-	hk.create_qp = 1;
+	vfd.fail_nth.create_qp = 1;
 	ck_assert_int_eq(tv_port_conn_create(ctx, 1, &conn), -ENOMEM);
 	tv_sim_fail_reg_mr(sim, 0, 1, -EFAULT); /* the atomics' scratch */
 	ck_assert_int_eq(tv_port_conn_create(ctx, 1, &conn), -EFAULT);
 	ck_assert_ptr_null(conn);
 	ck_assert_uint_eq(ctx->nr_conns, 0);
 	ck_assert_int_eq(tv_port_ctx_destroy(ctx), 0);
-	unhook(dev);
+	vfd_unhook(dev);
 	ck_assert_int_eq(tv_sim_destroy(sim), 0);
 }
 
@@ -545,21 +349,21 @@ START_TEST(test_conn_connect_failures)
 	ck_assert_uint_eq(v, 0);
 	ck_assert_int_eq(tv_port_conn_progress(c[0]), 0);
 	ck_assert_int_eq(tv_port_conn_connect(c[0], NULL), -EINVAL);
-	hook(tv_sim_device(sim, 0));
-	hk.qp_endpoint = 1;
+	vfd_hook(tv_sim_device(sim, 0));
+	vfd.fail_nth.qp_endpoint = 1;
 	ck_assert_int_eq(tv_port_conn_connect(c[0], &ep[1]), -ENOMEM);
-	hk.modify_qp = 1;
+	vfd.fail_nth.modify_qp = 1;
 	ck_assert_int_eq(tv_port_conn_connect(c[0], &ep[1]), -ENOMEM);
 	ck_assert(!c[0]->connected);
-	unhook(tv_sim_device(sim, 0));
+	vfd_unhook(tv_sim_device(sim, 0));
 	ck_assert_int_eq(tv_port_mem_deregister(mem), 0);
 	/* The receives of write-imm mode cannot be posted. */
-	hook(tv_sim_device(sim, 1));
-	hk.post_recv = 3;
+	vfd_hook(tv_sim_device(sim, 1));
+	vfd.fail_nth.post_recv = 3;
 	ck_assert_int_eq(tv_port_conn_connect(c[1], &ep[0]), -ENOMEM);
 	ck_assert(!c[1]->connected);
 	ck_assert_uint_eq(c[1]->recvs_posted, 2);
-	unhook(tv_sim_device(sim, 1));
+	vfd_unhook(tv_sim_device(sim, 1));
 	for (int i = 0; i < 2; i++) {
 		ck_assert_int_eq(tv_port_conn_destroy(c[i]), 0);
 		ck_assert_int_eq(tv_port_ctx_destroy(ctx[i]), 0);
@@ -722,16 +526,16 @@ static void post_send_refused(enum tv_port_signal_mode mode, bool sync,
 	pfix_init(&w, mode, false);
 	tv_port_mem_handle(w.n[1].mdata, &peer);
 	tv_port_sem_handle(w.n[1].sem, &tok, &off);
-	hook(w.n[0].dev);
-	hk.post_send = 1;
-	hk.set_bad = set_bad;
-	hk.fail_err = -ENOMEM;
+	vfd_hook(w.n[0].dev);
+	vfd.fail_nth.post_send = 1;
+	vfd.bad_at = set_bad ? 0 : VFD_BAD_NONE;
+	vfd.fail_err = -ENOMEM;
 	ret = sync ? tv_port_conn_update_and_sync(w.n[0].conn, &tok, off, &v,
 						  1) :
 		     tv_port_conn_write(w.n[0].conn, &peer, 0, w.n[0].mdata, 0,
 					8);
-	hk.set_bad = false;
-	unhook(w.n[0].dev);
+	vfd.bad_at = 0;
+	vfd_unhook(w.n[0].dev);
 	ck_assert_int_eq(ret, -EIO);
 	ck_assert_uint_eq(v, 0); /* written only on success */
 	ck_assert(tv_port_conn_failed(w.n[0].conn));
@@ -773,10 +577,10 @@ static void deferred_refused(uint32_t extra)
 	tv_port_conn_stats(w.n[0].conn, &st);
 	ck_assert_uint_eq(st.deferred, extra);
 	ck_assert_int_eq(tv_sim_run(w.sim, 0, 0), 0);
-	hook(w.n[0].dev);
-	hk.post_send = 1;
+	vfd_hook(w.n[0].dev);
+	vfd.fail_nth.post_send = 1;
 	ck_assert_int_eq(tv_port_conn_progress(w.n[0].conn), -EIO);
-	unhook(w.n[0].dev);
+	vfd_unhook(w.n[0].dev);
 	ck_assert_msg(has(tv_port_conn_error(w.n[0].conn),
 			  "post_send of a write failed"), "%s",
 		      tv_port_conn_error(w.n[0].conn));
@@ -835,11 +639,13 @@ static void poll_fails(bool recv)
 	struct pworld w;
 
 	pfix_init(&w, TV_PORT_SIGNAL_WRITE_IMM, false);
-	hook(w.n[0].dev);
-	hk.poll_fail = recv ? w.n[0].conn->recv_cq : w.n[0].conn->send_cq;
+	vfd_hook(w.n[0].dev);
+	vfd.poll_err = -EIO;
+	vfd.poll_err_cq = recv ? w.n[0].conn->recv_cq : w.n[0].conn->send_cq;
 	ck_assert_int_eq(tv_port_conn_progress(w.n[0].conn), -EIO);
-	hk.poll_fail = NULL;
-	unhook(w.n[0].dev);
+	vfd.poll_err = 0;
+	vfd.poll_err_cq = NULL;
+	vfd_unhook(w.n[0].dev);
 	ck_assert_msg(has(tv_port_conn_error(w.n[0].conn),
 			  recv ? "poll_cq of the receive queue failed" :
 				 "poll_cq of the send queue failed"),
@@ -863,10 +669,10 @@ START_TEST(test_post_recv_refused_later)
 	pfix_init(&w, TV_PORT_SIGNAL_WRITE_IMM, false);
 	ck_assert_int_eq(tv_port_sem_signal(w.n[0].sem), 0);
 	ck_assert_int_eq(tv_sim_run(w.sim, 0, 0), 0);
-	hook(w.n[1].dev);
-	hk.post_recv = 1;
+	vfd_hook(w.n[1].dev);
+	vfd.fail_nth.post_recv = 1;
 	ck_assert_int_eq(tv_port_conn_progress(w.n[1].conn), -EIO);
-	unhook(w.n[1].dev);
+	vfd_unhook(w.n[1].dev);
 	/* The signal itself was applied before. */
 	ck_assert_uint_eq(tv_port_sem_inbound(w.n[1].sem), 1);
 	ck_assert_str_eq(tv_port_conn_error(w.n[1].conn), "post_recv failed");
@@ -1008,12 +814,12 @@ START_TEST(test_conn_flush_deadlines)
 	 * runs dry, and the flush says so instead of hanging. */
 	ck_assert_int_eq(tv_port_conn_write(w.n[0].conn, &peer, 0,
 					    w.n[0].mdata, 0, 64), 0);
-	hook(w.n[0].dev);
-	hk.swallow = true;
+	vfd_hook(w.n[0].dev);
+	vfd.swallow = true;
 	ck_assert_int_eq(tv_port_conn_flush(w.n[0].conn, UINT64_MAX),
 			 -EDEADLK);
-	hk.swallow = false;
-	unhook(w.n[0].dev);
+	vfd.swallow = false;
+	vfd_unhook(w.n[0].dev);
 	ck_assert_int_eq(tv_port_conn_flush(w.n[0].conn, UINT64_MAX), 0);
 	pfix_fini(&w);
 }
@@ -1215,16 +1021,16 @@ START_TEST(test_sem_wait_blocking)
 	ck_assert_uint_eq(tv_port_sem_inbound(w.n[1].sem), 0); /* not yet */
 	ck_assert_int_eq(tv_port_sem_wait(w.n[1].sem, UINT64_MAX, true), 0);
 	ck_assert_uint_eq(tv_port_sem_expected(w.n[1].sem), 1);
-	hook(w.n[1].dev);
-	hk.fake_clock = true;
-	hk.now = 0;
+	vfd_hook(w.n[1].dev);
+	vfd.fake_clock = true;
+	vfd.now = 0;
 	dl = 3000;
 	ck_assert_int_eq(tv_port_sem_wait(w.n[1].sem, dl, false), -ETIMEDOUT);
-	ck_assert_uint_ge(hk.now, dl);
-	hk.now = 0;
+	ck_assert_uint_ge(vfd.now, dl);
+	vfd.now = 0;
 	ck_assert_int_eq(tv_port_sem_wait(w.n[1].sem, dl, true), -ETIMEDOUT);
-	hk.fake_clock = false;
-	unhook(w.n[1].dev);
+	vfd.fake_clock = false;
+	vfd_unhook(w.n[1].dev);
 	ck_assert_uint_eq(tv_port_sem_expected(w.n[1].sem), 1);
 	ck_assert_int_eq(flush_direct(&w, 0), 0);
 	pfix_fini(&w);
@@ -1476,18 +1282,18 @@ START_TEST(test_chan_flush_wait_deadline)
 								0, 0, 64,
 								&pos),
 			 0);
-	hook(w.n[0].dev);
-	hook(w.n[1].dev);
-	hk.fake_clock = true;
-	hk.now = 0;
+	vfd_hook(w.n[0].dev);
+	vfd_hook(w.n[1].dev);
+	vfd.fake_clock = true;
+	vfd.now = 0;
 	ck_assert_int_eq(tv_port_chan_flush_wait(w.n[0].chan, pos, 2500),
 			 -ETIMEDOUT);
-	ck_assert_uint_ge(hk.now, 2500);
-	hk.now = 0;
+	ck_assert_uint_ge(vfd.now, 2500);
+	vfd.now = 0;
 	ck_assert_int_eq(tv_port_chan_wait(w.n[1].chan, 2500), -ETIMEDOUT);
-	hk.fake_clock = false;
-	unhook(w.n[0].dev);
-	unhook(w.n[1].dev);
+	vfd.fake_clock = false;
+	vfd_unhook(w.n[0].dev);
+	vfd_unhook(w.n[1].dev);
 	pfix_run_all(&w);
 	ck_assert_int_eq(tv_port_chan_flush_wait(w.n[0].chan, pos, UINT64_MAX),
 			 0);
@@ -1810,28 +1616,6 @@ END_TEST
 
 
 /* ---- every allocation of every creation fails in turn ---------------------- */
-
-/*
- * Fail the Nth allocation of call for N = 0, 1, ... until it succeeds
- * (SQLite's do_faultsim_test): each failure is -ENOMEM, and what it left
- * behind the simulator counts as leaked at the end (ASan in CI: ours).
- */
-#define OOM_LOOP(call)                                                       \
-	do {                                                                 \
-		long n_;                                                     \
-		int ret_;                                                    \
-		for (n_ = 0;; n_++) {                                        \
-			oom_arm(n_);                                         \
-			ret_ = (call);                                       \
-			if (!oom_disarm()) {                                 \
-				ck_assert_int_eq(ret_, 0);                   \
-				break;                                       \
-			}                                                    \
-			ck_assert_msg(ret_ == -ENOMEM, "%s, allocation %ld: " \
-				      "%d", #call, n_, ret_);               \
-		}                                                            \
-		ck_assert_msg(n_ > 0, "%s allocates nothing", #call);      \
-	} while (0)
 
 START_TEST(test_allocations_fail)
 {
