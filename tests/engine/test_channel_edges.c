@@ -226,44 +226,39 @@ START_TEST(test_message_post_refused)
 }
 END_TEST
 
-/* The receiver's ACK cannot be posted: its channel fails. */
-START_TEST(test_ack_post_refused)
+/* Node 0 receives from node 1, whose device fails the first call that
+ * *countdown counts: node 1's channel fails, saying expect. */
+static void receiver_post_refused(int *countdown, const char *expect)
 {
 	struct h_world *w = h_world_default();
 	struct h_recv r;
 
 	vfd_hook(w->dev[1]);
-	/* node 1's first post: the ACK of the request */
-	vfd.fail_nth.post_send = 1;
+	*countdown = 1;
 	h_recv(w, 0, 1, 1, "t", TV_PLACE_HOST, &r);
 	h_run(w);
 	vfd_unhook(w->dev[1]);
 	ck_assert(tv_channel_failed(w->ch[1][0]));
-	ck_assert_msg(has(w->ch[1][0]->fail_status.message,
-			  "posting an ACK failed"), "%.200s",
+	ck_assert_msg(has(w->ch[1][0]->fail_status.message, expect), "%.200s",
 		      w->ch[1][0]->fail_status.message);
 	h_recv_release(&r);
 	h_world_free(w);
+}
+
+/* The receiver's ACK cannot be posted: its channel fails. */
+START_TEST(test_ack_post_refused)
+{
+	/* node 1's first post: the ACK of the request */
+	receiver_post_refused(&vfd.fail_nth.post_send,
+			      "posting an ACK failed");
 }
 END_TEST
 
 /* A receive cannot be posted again after a write-with-imm used it. */
 START_TEST(test_recv_repost_refused)
 {
-	struct h_world *w = h_world_default();
-	struct h_recv r;
-
-	vfd_hook(w->dev[1]);
-	vfd.fail_nth.post_recv = 1;
-	h_recv(w, 0, 1, 1, "t", TV_PLACE_HOST, &r);
-	h_run(w);
-	vfd_unhook(w->dev[1]);
-	ck_assert(tv_channel_failed(w->ch[1][0]));
-	ck_assert_msg(has(w->ch[1][0]->fail_status.message,
-			  "re-posting a receive failed"), "%.200s",
-		      w->ch[1][0]->fail_status.message);
-	h_recv_release(&r);
-	h_world_free(w);
+	receiver_post_refused(&vfd.fail_nth.post_recv,
+			      "re-posting a receive failed");
 }
 END_TEST
 

@@ -62,6 +62,19 @@ static void gather_right(struct gworld *w, uint32_t node, const uint64_t *ids,
 	ck_assert_int_lt(gfix_check(ids, n, out, w->cfg.row_bytes), 0);
 }
 
+/* The world stepped and node 0 progressed until its gather ended: the
+ * result. */
+static const struct tv_gather_result *step_until_done(struct gworld *w)
+{
+	const struct tv_gather_result *res = NULL;
+
+	while (tv_gather_test(w->ctx[0], &res) == -EAGAIN) {
+		ck_assert_int_ge(tv_sim_step(w->sim), 0);
+		ck_assert_int_ge(tv_gather_progress(w->ctx[0]), 0);
+	}
+	return res;
+}
+
 /* One context on node 0 of a world of two simulated nodes. */
 static int ctx_try(struct tv_sim *sim, const struct tv_gather_config *cfg,
 		   char *why, size_t cap)
@@ -560,10 +573,7 @@ START_TEST(test_start_states)
 	ck_assert_int_eq(tv_gather_out_deregister(w.ctx[0]), -EBUSY);
 	ck_assert_int_eq(tv_gather_out_register(w.ctx[0], out, 64), -EBUSY);
 	ck_assert_int_eq(tv_gather_ctx_destroy(w.ctx[0]), -EBUSY);
-	while (tv_gather_test(w.ctx[0], &res) == -EAGAIN) {
-		ck_assert_int_ge(tv_sim_step(w.sim), 0);
-		ck_assert_int_ge(tv_gather_progress(w.ctx[0]), 0);
-	}
+	res = step_until_done(&w);
 	ck_assert_uint_eq(res->failed_rows, 0);
 	ck_assert_int_lt(gfix_check(ids, 64, reg + 65 * 64, 64), 0);
 	/* Before the registered buffer, or more than it holds: staged. */
@@ -653,10 +663,7 @@ START_TEST(test_poll_fails)
 	/* Still running: no output registration now. */
 	ck_assert_int_eq(tv_gather_out_register(w.ctx[0], out, 100 * 64),
 			 -EBUSY);
-	while (tv_gather_test(w.ctx[0], &res) == -EAGAIN) {
-		ck_assert_int_ge(tv_sim_step(w.sim), 0);
-		ck_assert_int_ge(tv_gather_progress(w.ctx[0]), 0);
-	}
+	res = step_until_done(&w);
 	ck_assert_uint_eq(res->failed_rows, 0);
 	ck_assert_int_lt(gfix_check(ids, 100, out, 64), 0);
 	free(ids);
@@ -681,10 +688,7 @@ START_TEST(test_wait_interrupted)
 			 -EINTR);
 	vfd_unhook(w.ctx[0]->dev);
 	ck_assert_int_eq(tv_gather_test(w.ctx[0], &res), -EAGAIN);
-	while (tv_gather_test(w.ctx[0], &res) == -EAGAIN) {
-		ck_assert_int_ge(tv_sim_step(w.sim), 0);
-		ck_assert_int_ge(tv_gather_progress(w.ctx[0]), 0);
-	}
+	res = step_until_done(&w);
 	ck_assert_uint_eq(res->failed_rows, 0);
 	free(ids);
 	free(out);
@@ -915,10 +919,7 @@ START_TEST(test_reset_busy_qp)
 	ck_assert_uint_lt(k, 4);
 	ck_assert_int_eq(gfix_reconnect(&w, 0, 1, k), 0);
 	ck_assert_uint_eq(w.ctx[0]->peers[1].cli[k].inflight, 0);
-	while (tv_gather_test(w.ctx[0], &res) == -EAGAIN) {
-		ck_assert_int_ge(tv_sim_step(w.sim), 0);
-		ck_assert_int_ge(tv_gather_progress(w.ctx[0]), 0);
-	}
+	res = step_until_done(&w);
 	ck_assert_uint_eq(res->failed_rows, 0);
 	ck_assert_uint_ge(res->retries, 1);
 	ck_assert_int_lt(gfix_check(ids, 100, out, 64), 0);
@@ -1056,10 +1057,7 @@ START_TEST(test_allocations_fail)
 	ck_assert_int_eq(tv_gather_ctx_destroy(ctx), 0);
 	/* Starting a gather: refused cleanly, then it runs right. */
 	OOM_LOOP(tv_gather_start(w.ctx[0], ids, 300, out, 0, NULL));
-	while (tv_gather_test(w.ctx[0], &res) == -EAGAIN) {
-		ck_assert_int_ge(tv_sim_step(w.sim), 0);
-		ck_assert_int_ge(tv_gather_progress(w.ctx[0]), 0);
-	}
+	res = step_until_done(&w);
 	ck_assert_uint_eq(res->failed_rows, 0);
 	ck_assert_int_lt(gfix_check(ids, 300, out, 64), 0);
 	/* A context's first start allocates its rows, its errors, then its

@@ -25,6 +25,18 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
+/* A signalled write of side 0's first len bytes to side 1 goes: its
+ * completion, the bytes there. */
+static void write_goes(struct fix *f, uint32_t len, uint64_t wr_id)
+{
+	ck_assert_int_eq(post_op(f, 0, TV_WR_RDMA_WRITE, 0, len, 0,
+				 TV_SEND_SIGNALED, wr_id),
+			 0);
+	ck_assert_int_eq(tv_sim_run(f->sim, 1000000, 0), -ETIMEDOUT);
+	ck_assert_uint_eq(poll1(f->s[0].scq).wr_id, wr_id);
+	ck_assert_mem_eq(f->s[1].buf, f->s[0].buf, len);
+}
+
 static void noop_user(void *arg)
 {
 	(void)arg;
@@ -380,12 +392,7 @@ START_TEST(test_oom_post_send_taken_back)
 	ck_assert_int_eq(f.s[0].qp->state, TV_QPS_RTS);
 	/* The slot was given back: the same WR goes now. */
 	fill(f.s[0].buf, 64, 3);
-	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 64, 0,
-				 TV_SEND_SIGNALED, 2),
-			 0);
-	ck_assert_int_eq(tv_sim_run(f.sim, 1000000, 0), -ETIMEDOUT);
-	ck_assert_uint_eq(poll1(f.s[0].scq).wr_id, 2);
-	ck_assert_mem_eq(f.s[1].buf, f.s[0].buf, 64);
+	write_goes(&f, 64, 2);
 	fix_fini(&f);
 }
 END_TEST
@@ -1557,12 +1564,7 @@ START_TEST(test_oom_place_schedule)
 				 TV_SEND_SIGNALED, 1),
 			 -ENOMEM);
 	ck_assert(oom_disarm());
-	ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 0, 2048, 0,
-				 TV_SEND_SIGNALED, 2),
-			 0);
-	ck_assert_int_eq(tv_sim_run(f.sim, 1000000, 0), -ETIMEDOUT);
-	ck_assert_uint_eq(poll1(f.s[0].scq).wr_id, 2);
-	ck_assert_mem_eq(f.s[1].buf, f.s[0].buf, 2048);
+	write_goes(&f, 2048, 2);
 	fix_fini(&f);
 }
 END_TEST
@@ -1611,6 +1613,21 @@ static void expect_send_statuses(struct fix *f, const enum tv_vf_wc_status *st,
 	ck_assert_int_eq(tv_vf_poll_cq(f->s[0].scq, 1, &wc), 0);
 }
 
+/* At t ns the event queue is filled and the next allocation fails: the
+ * handler that has to queue an event then fails side 0's QP, whose n send
+ * completions have the statuses st. */
+static void fail_handler_at(struct fix *f, uint64_t t,
+			    const enum tv_vf_wc_status *st, int n)
+{
+	ck_assert_int_eq(tv_sim_schedule(f->sim, t, 1, fill_and_fail_user,
+					 f->sim),
+			 0);
+	ck_assert_int_eq(tv_sim_run(f->sim, 1000000, 0), -ETIMEDOUT);
+	ck_assert(oom_disarm());
+	ck_assert_int_eq(f->s[0].qp->state, TV_QPS_ERR);
+	expect_send_statuses(f, st, n);
+}
+
 /* An event handler that cannot queue what it must: the QP fails with a
  * general error on its oldest WR, the others flushed.  TX: qp_op_ns lets
  * one WR go per 1000 ns; at 1000 the second goes, the third's wake-up
@@ -1631,13 +1648,7 @@ START_TEST(test_oom_in_tx_handler)
 		ck_assert_int_eq(post_op(&f, 0, TV_WR_RDMA_WRITE, 8 * i, 8,
 					 8 * i, TV_SEND_SIGNALED, i),
 				 0);
-	ck_assert_int_eq(tv_sim_schedule(f.sim, 999, 1, fill_and_fail_user,
-					 f.sim),
-			 0);
-	ck_assert_int_eq(tv_sim_run(f.sim, 1000000, 0), -ETIMEDOUT);
-	ck_assert(oom_disarm());
-	ck_assert_int_eq(f.s[0].qp->state, TV_QPS_ERR);
-	expect_send_statuses(&f, st, 3);
+	fail_handler_at(&f, 999, st, 3);
 	fix_fini(&f);
 }
 END_TEST
@@ -1663,13 +1674,7 @@ START_TEST(test_oom_in_retx_handler)
 				 TV_SEND_SIGNALED, 2),
 			 0);
 	/* Both lost by ~1000 ns; sent again 8192 ns after they left. */
-	ck_assert_int_eq(tv_sim_schedule(f.sim, 5000, 1, fill_and_fail_user,
-					 f.sim),
-			 0);
-	ck_assert_int_eq(tv_sim_run(f.sim, 1000000, 0), -ETIMEDOUT);
-	ck_assert(oom_disarm());
-	ck_assert_int_eq(f.s[0].qp->state, TV_QPS_ERR);
-	expect_send_statuses(&f, st, 2);
+	fail_handler_at(&f, 5000, st, 2);
 	fix_fini(&f);
 }
 END_TEST
@@ -1702,13 +1707,7 @@ START_TEST(test_oom_in_ack_handler)
 				 TV_SEND_SIGNALED, 3),
 			 0);
 	/* READ 1 is answered at ~2000 ns. */
-	ck_assert_int_eq(tv_sim_schedule(f.sim, 1500, 1, fill_and_fail_user,
-					 f.sim),
-			 0);
-	ck_assert_int_eq(tv_sim_run(f.sim, 1000000, 0), -ETIMEDOUT);
-	ck_assert(oom_disarm());
-	ck_assert_int_eq(f.s[0].qp->state, TV_QPS_ERR);
-	expect_send_statuses(&f, st, 3);
+	fail_handler_at(&f, 1500, st, 3);
 	fix_fini(&f);
 }
 END_TEST
