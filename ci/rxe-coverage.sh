@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Coverage of the code that only real verbs run: the testbed's hardware
+# runner (testbed/hw.c, coord.c, peers.c, the workloads' hw code), the
+# ibverbs and rdma_cm backends, validate.  The rxe suite (tests/rxe/run.sh)
+# and `tensorverbs validate` run in the VM with a gcov-instrumented CLI;
+# its build folder is shared with the VM so every process writes its
+# .gcda files there.  Writes $BUILD_DIR/rxe.info, which ci/coverage.sh
+# adds to the unit tests' figures (RXE_COVERAGE_INFO).
+#
+#   BUILD_DIR         (default build-rxe-cov)
+#   RXE_COV_TIMEOUT   the whole VM run, seconds (default 1500)
+#   RXE_COV_ONLY      a tests/rxe/run.sh --only glob (default: every test)
+#
+# The suite's verdicts are not this script's: the rxe stage runs the same
+# tests on the optimised build and fails CI on a failure.  This one fails
+# only when no coverage came back.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash ci/install-deps.sh librdmacm-dev libibverbs-dev rdma-core ibverbs-providers \
+	fiu-utils qemu-system-x86 xz-utils cpio kmod busybox-static iproute2 jq bc \
+	libxml2-utils lcov
+build=$PWD/${BUILD_DIR:-build-rxe-cov}
+out=$build/out
+bash ci/build-cli.sh "$build" Debug -DTV_COVERAGE=ON
+lcov --quiet --zerocounters --directory "$build"
+rm -rf "$out"
+mkdir -p "$out/vsc/port" "$out/vsc/gather"
+# validate on one scenario of each protocol: its own code, not the suite's.
+cp scenarios/basic_transfer.json "$out/vsc/"
+cp scenarios/port/ping_pong.json "$out/vsc/port/"
+cp scenarios/gather/two_servers.json "$out/vsc/gather/"
+only=()
+[ -z "${RXE_COV_ONLY:-}" ] || only=(--only "$RXE_COV_ONLY")
+set +e
+TV_BIN=$build/cli/tensorverbs TV_RXE_OUT=$out bash ci/rxe/vm.sh --devices 2 \
+	--mem 2048 --timeout "${RXE_COV_TIMEOUT:-1500}" --share "$build" -- \
+	bash -c 'bash tests/rxe/run.sh "$@"; "$TV_BIN" validate --scenarios "$TV_RXE_OUT/vsc" --out "$TV_RXE_OUT/validate" >"$TV_RXE_OUT/validate.log" 2>&1; echo "rxe-coverage: validate exit $?"' \
+	_ "${only[@]}" >"$build/rxe-coverage.log" 2>&1
+rc=$?
+set -e
+grep -E '^rxe: [0-9]+ passed|^rxe-coverage:' "$build/rxe-coverage.log" || true
+echo "rxe-coverage: the VM run exited $rc (log: $build/rxe-coverage.log)"
+lcov --quiet --rc lcov_branch_coverage=1 --capture --directory "$build" \
+	--output-file "$build/rxe.info.all"
+lcov --quiet --rc lcov_branch_coverage=1 --extract "$build/rxe.info.all" \
+	"$PWD/testbed/*" "$PWD/backends/*" "$PWD/engine/*" "$PWD/faults/*" \
+	--output-file "$build/rxe.info"
+lcov --rc lcov_branch_coverage=1 --summary "$build/rxe.info" 2>&1 |
+	sed -n 's/^ *\(lines\|branches\)/rxe-coverage: the VM run alone: \1/p'
+[ -s "$build/rxe.info" ] || { echo "rxe-coverage: no coverage came back from the VM" >&2; exit 1; }
