@@ -126,8 +126,9 @@ static int replay_sim(const char *file)
 	if (r.ops_places)
 		printf("replay --sim: operations: %" PRIu64 " recorded time points; %"
 		       PRIu64 " first operation(s) held back to their recorded place, %"
-		       PRIu64 " started without it after 5 ms\n",
-		       r.ops_places, r.ops_waited, r.ops_forced);
+		       PRIu64 " started without it after %.0f ms\n",
+		       r.ops_places, r.ops_waited, r.ops_forced,
+		       TV_TB_REPLAY_GATE_MAX_NS / 1e6);
 	if (r.fires)
 		printf("replay --sim: faults: %" PRIu64 " recorded firing(s), %" PRIu64
 		       " fired again in the simulator (same node, point and hit)\n",

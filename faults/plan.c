@@ -35,6 +35,16 @@ static int json_u64(json_t *v, uint64_t *out_p)
 	return 0;
 }
 
+/* "node": a node rule (include/tensorverbs/faults.h); UINT32_MAX is none. */
+static int rule_node(struct tv_flt_rule *r, uint64_t u)
+{
+	if (u >= UINT32_MAX)
+		return -EINVAL;
+	r->has_node = true;
+	r->node = (uint32_t)u;
+	return 0;
+}
+
 /* One key of a JSON rule object. */
 static int rule_key(struct tv_flt_rule *r, const char *key, json_t *v)
 {
@@ -56,12 +66,9 @@ static int rule_key(struct tv_flt_rule *r, const char *key, json_t *v)
 	}
 	if (json_u64(v, &u))
 		return -EINVAL;
-	if (!strcmp(key, "node")) {
-		if (u >= UINT32_MAX)
-			return -EINVAL;
-		r->has_node = true;
-		r->node = (uint32_t)u;
-	} else if (!strcmp(key, "nth"))
+	if (!strcmp(key, "node"))
+		return rule_node(r, u);
+	if (!strcmp(key, "nth"))
 		r->nth = u;
 	else if (!strcmp(key, "count"))
 		r->count = u;
@@ -160,12 +167,9 @@ static int cli_kv(struct tv_flt_rule *r, char *kv)
 	u = strtoull(eq, &end, 0);
 	if (errno || *end || end == eq || *eq == '-')
 		return -EINVAL;
-	if (!strcmp(kv, "node")) {
-		if (u >= UINT32_MAX)
-			return -EINVAL;
-		r->has_node = true;
-		r->node = (uint32_t)u;
-	} else if (!strcmp(kv, "nth"))
+	if (!strcmp(kv, "node"))
+		return rule_node(r, u);
+	if (!strcmp(kv, "nth"))
 		r->nth = u;
 	else if (!strcmp(kv, "count"))
 		r->count = u;

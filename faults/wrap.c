@@ -9,6 +9,7 @@
  * silently; these points stand for the bugs and races that did (TensorFlow
  * #11416: an ACK that never arrived).
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -800,6 +801,9 @@ int tv_flt_wrap(struct tv_flt *flt, struct tv_vf_device *inner,
 
 	if (!flt || !inner || !dev_p)
 		return -EINVAL;
+	/* The wrapper's names are the catalogue's (flt.c): a typo never fires. */
+	for (size_t i = 0; i < PT_COUNT; i++)
+		assert(tv_flt_point_find(pt_names[i]));
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;

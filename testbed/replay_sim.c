@@ -65,7 +65,7 @@ struct follow_gate {
  * events before it may never all come in the simulator (another order of
  * completions, a message the simulator did not need to retry).
  */
-#define FOLLOW_GATE_MAX_NS (5ull * 1000 * 1000)
+#define FOLLOW_GATE_MAX_NS TV_TB_REPLAY_GATE_MAX_NS
 
 struct follow {
 	json_t **lines;            /* the recording's event lines */
@@ -783,7 +783,8 @@ static void compare_outcome(struct follow *f, const struct tv_tb_result *res,
 }
 
 /* Did the simulator fire this recorded FIRE: its node, point and hit? */
-static bool fire_again(const struct tv_tb_tap *t, json_t *l)
+static bool fire_again(const struct tv_tb_tap *t, const size_t *fx,
+		       size_t nfx, json_t *l)
 {
 	const struct tv_flt_point_info *pts, *pt;
 	json_t *nh = json_object_get(l, "node_hit");
@@ -796,27 +797,34 @@ static bool fire_again(const struct tv_tb_tap *t, json_t *l)
 	if (!pt)
 		return false;
 	pts = tv_flt_points(&n);
-	for (size_t i = 0; i < t->n; i++) {
-		const struct tb_tap_rec *r = &t->recs[i];
+	for (size_t i = 0; i < nfx; i++) {
+		const struct tb_tap_rec *r = &t->recs[fx[i]];
 
-		if (r->src == TB_TAP_SRC_FIRE && r->point == pt - pts &&
-		    r->node == node && (nh ? r->node_hit : r->hit) == hit)
+		if (r->point == pt - pts && r->node == node &&
+		    (nh ? r->node_hit : r->hit) == hit)
 			return true;
 	}
 	return false;
 }
 
+/* The simulator's firings are found once, then matched per recorded one. */
 static void compare_fires(const struct follow *f, const struct tv_tb_tap *t,
 			  struct tv_tb_replay_sim_report *rep)
 {
+	size_t *fx = malloc((t->n + 1) * sizeof(*fx)), nfx = 0;
+
+	for (size_t i = 0; fx && i < t->n; i++)
+		if (t->recs[i].src == TB_TAP_SRC_FIRE)
+			fx[nfx++] = i;
 	for (size_t i = 0; i < f->nlines; i++) {
 		json_t *l = f->lines[i];
 
 		if (strcmp(json_string_value(json_object_get(l, "src")), "fault"))
 			continue;
 		rep->fires++;
-		rep->fires_same += fire_again(t, l);
+		rep->fires_same += fx && fire_again(t, fx, nfx, l);
 	}
+	free(fx);
 }
 
 static size_t held_left(const struct follow *f)

@@ -359,6 +359,7 @@ struct tv_tb_replay_sim_report {
 	uint64_t ops_places;        /* recorded time points (STEP lines) */
 	uint64_t ops_waited;        /* operations held back to their place */
 	uint64_t ops_forced;        /* ... started after waiting the most */
+#define TV_TB_REPLAY_GATE_MAX_NS (5ull * 1000 * 1000) /* the most (virtual) */
 	char rec_result[8], sim_result[8];
 	char rec_summary[96], sim_summary[96];
 #define TV_TB_REPLAY_SIM_FAILS 3
