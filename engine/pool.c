@@ -540,8 +540,15 @@ void tv_pool_destroy(struct tv_pool *pool)
 		return;
 	/* Freeing memory a tensor still points at would be a use after free. */
 	assert(pool->stats.live_allocs == 0);
+	/*
+	 * Oldest block first, never by address: the device sees the
+	 * deregistrations in an order that is the same from run to run (the
+	 * simulator reuses freed MR slots last-freed first, so an order that
+	 * followed malloc's addresses gave the next registrations other rkeys
+	 * in a second run of one scenario in the same process).
+	 */
 	for (i = 0; i < pool->block_count; i++)
-		(void)block_release(pool->blocks[i]);
+		(void)block_release(pool_by_age(pool)[i]);
 	free(pool->blocks);
 	free(pool);
 }

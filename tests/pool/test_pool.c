@@ -54,6 +54,8 @@ static struct fake {
 
 	struct tv_vf_mr *mrs[FAKE_MR_MAX]; /* the live ones */
 	size_t mr_count;
+	uint32_t dereg_lkeys[FAKE_MR_MAX]; /* in the order deregistered */
+	size_t dereg_logged;
 } fk;
 
 static int fake_alloc_pd(struct tv_vf_device *dev, struct tv_vf_pd **pd_p)
@@ -127,6 +129,8 @@ static int fake_dereg_mr(struct tv_vf_mr *mr)
 			break;
 	}
 	ck_assert_msg(i < fk.mr_count, "dereg of an unknown MR");
+	if (fk.dereg_logged < FAKE_MR_MAX)
+		fk.dereg_lkeys[fk.dereg_logged++] = mr->lkey;
 	fk.mrs[i] = fk.mrs[--fk.mr_count];
 	free(mr);
 	return 0;
@@ -553,6 +557,38 @@ START_TEST(test_choice_ignores_addresses)
 	ck_assert_ptr_eq(c.addr, a.addr);
 	tv_pool_free(pool, &c);
 	destroy_clean(pool);
+}
+END_TEST
+
+/*
+ * Destroy deregisters the oldest block first, whatever the addresses: the
+ * device's next keys must not depend on malloc (the simulator reuses the
+ * slot freed last, and a rendezvous node restarting after a crash gave its
+ * message buffer another rkey in a second run of one scenario in the same
+ * process when the order followed the addresses).
+ */
+START_TEST(test_destroy_oldest_first)
+{
+	struct tv_pool *pool = mkpool(1u << 20);
+	struct tv_pool_buf b[3];
+	uint32_t first_lkey;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		b[i] = alloc_ok(pool, 1u << 20);
+	/* The premise: mmapped downwards, address order is age reversed. */
+	ck_assert_msg((uintptr_t)b[2].addr < (uintptr_t)b[1].addr &&
+		      (uintptr_t)b[1].addr < (uintptr_t)b[0].addr,
+		      "blocks were not mmapped downwards (%p %p %p)",
+		      b[0].addr, b[1].addr, b[2].addr);
+	first_lkey = fake_mr_of(b[0].addr)->lkey;
+	for (i = 0; i < 3; i++)
+		tv_pool_free(pool, &b[i]);
+	fk.dereg_logged = 0;
+	destroy_clean(pool);
+	ck_assert_uint_eq(fk.dereg_logged, 3);
+	for (i = 0; i < 3; i++)
+		ck_assert_uint_eq(fk.dereg_lkeys[i], first_lkey + (uint32_t)i);
 }
 END_TEST
 
@@ -1133,6 +1169,7 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_best_fit);
 	tcase_add_test(tc, test_new_block_when_full);
 	tcase_add_test(tc, test_choice_ignores_addresses);
+	tcase_add_test(tc, test_destroy_oldest_first);
 	tcase_add_test(tc, test_large_dedicated);
 	tcase_add_test(tc, test_dedicated_cap);
 	tcase_add_test(tc, test_lookup);
