@@ -54,6 +54,10 @@ struct tv_tb_hw {
 	uint64_t fault_fires;
 	char dev_name[64];
 	struct tv_tb_tap *tap;     /* --record, or NULL */
+	/* Under mpirun, the recording for rank 0 to gather (record_gather). */
+	bool rec_gather;
+	char *rec_buf;
+	size_t rec_len;
 };
 
 /* ---- what workloads see --------------------------------------------------- */
@@ -756,7 +760,10 @@ static int record_init(struct tv_tb_hw *hw, char *msg, size_t cap)
 static void record_finish(struct tv_tb_hw *hw)
 {
 	struct tv_tb_result res = { .failures = hw->fails.count };
-	int ret = tv_tb_record_finish(hw->tap, &res, &hw->fails);
+	int ret = hw->rec_gather ?
+		  tb_record_finish_mem(hw->tap, &res, &hw->fails, &hw->rec_buf,
+				       &hw->rec_len) :
+		  tv_tb_record_finish(hw->tap, &res, &hw->fails);
 
 	hw->tap = NULL;
 	if (ret)
@@ -1000,7 +1007,57 @@ static int serve_load(const struct tv_tb_serve_opts *o,
 	return check_addrs(o, *sc_p) ? TV_TB_SERVE_USAGE : 0;
 }
 
-int tv_tb_serve(const struct tv_tb_serve_opts *o)
+/*
+ * Under mpirun every rank's recording goes to rank 0, which merges them
+ * into record_path: one file for the run, written by one process (each
+ * rank writing the same path on a shared folder would leave one node's).
+ * Every rank comes here once, with or without a recording (len 0), so
+ * that no rank waits on a collective another one skipped.
+ */
+static void record_gather(const struct tv_tb_serve_opts *o, uint32_t rank,
+			  const char *buf, size_t len)
+{
+	char err[1024] = "", **bufs = NULL;
+	uint64_t *lens = NULL;
+	uint32_t size = 1, got = 0;
+	int ret = tb_mpi_gather_bytes(buf, len, &bufs, &lens);
+
+	if (ret || rank != 0) {
+		if (ret)
+			fprintf(stderr, "tensorverbs serve: rank %u: --record %s: "
+				"gathering the recordings: %s\n", rank,
+				o->record_path, strerror(-ret));
+		return;
+	}
+	(void)tv_tb_mpi_world(&rank, &size);
+	/* The ranks that made one, in rank order; the others are named. */
+	for (uint32_t r = 0; r < size; r++) {
+		if (!lens[r]) {
+			fprintf(stderr, "tensorverbs serve: --record %s: rank %u "
+				"made no recording (its messages say why)\n",
+				o->record_path, r);
+			free(bufs[r]);
+			continue;
+		}
+		bufs[got] = bufs[r];
+		lens[got++] = lens[r];
+	}
+	ret = got ? tb_record_merge_mem(o->record_path, bufs, lens, got, err,
+					sizeof(err)) : -ENODATA;
+	if (ret)
+		fprintf(stderr, "tensorverbs serve: --record %s: %s\n",
+			o->record_path, err[0] ? err : strerror(-ret));
+	else
+		printf("serve: recording of %u rank(s) gathered by rank 0 into "
+		       "%s\n", got, o->record_path);
+	for (uint32_t r = 0; r < got; r++)
+		free(bufs[r]);
+	free(bufs);
+	free(lens);
+}
+
+static int serve_node(const struct tv_tb_serve_opts *o, bool gather,
+		      char **rec_p, size_t *rec_len_p)
 {
 	struct tv_tb_scenario *sc = NULL;
 	struct tv_tb_hw *hw;
@@ -1021,9 +1078,26 @@ int tv_tb_serve(const struct tv_tb_serve_opts *o)
 	hw->ops = sc->ops->hw;
 	hw->seed = o->has_seed ? o->seed : sc->seed;
 	hw->fingerprint = fingerprint(o->scenario_path, hw->seed);
+	hw->rec_gather = gather;
 	rc = hw_run(hw);
+	*rec_p = hw->rec_buf;
+	*rec_len_p = hw->rec_len;
 	free(hw);
 	tv_tb_scenario_free(sc);
+	return rc;
+}
+
+int tv_tb_serve(const struct tv_tb_serve_opts *o)
+{
+	uint32_t rank = 0, size = 1;
+	bool gather = o->record_path && tv_tb_mpi_world(&rank, &size);
+	char *rec = NULL;
+	size_t len = 0;
+	int rc = serve_node(o, gather, &rec, &len);
+
+	if (gather)
+		record_gather(o, rank, rec, len);
+	free(rec);
 	return rc;
 }
 

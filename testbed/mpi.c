@@ -207,3 +207,87 @@ void tb_mpi_barrier(void)
 {
 	MPI_Barrier(MPI_COMM_WORLD);
 }
+
+/* ---- rank 0 gathers every rank's bytes (serve --record) ---------------------- */
+
+/* Pieces of at most 1 GiB: MPI counts are ints. */
+#define GATHER_PIECE_BYTES (1u << 30)
+
+static void send_pieces(const char *buf, uint64_t len)
+{
+	for (uint64_t off = 0; off < len; off += GATHER_PIECE_BYTES) {
+		uint64_t n = len - off < GATHER_PIECE_BYTES ?
+			     len - off : GATHER_PIECE_BYTES;
+
+		MPI_Send(buf + off, (int)n, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+	}
+}
+
+static void recv_pieces(char *buf, uint64_t len, int from)
+{
+	for (uint64_t off = 0; off < len; off += GATHER_PIECE_BYTES) {
+		uint64_t n = len - off < GATHER_PIECE_BYTES ?
+			     len - off : GATHER_PIECE_BYTES;
+
+		MPI_Recv(buf + off, (int)n, MPI_BYTE, from, 0, MPI_COMM_WORLD,
+			 MPI_STATUS_IGNORE);
+	}
+}
+
+static void free_gathered(char **bufs, uint64_t *lens, uint32_t n)
+{
+	for (uint32_t r = 0; bufs && r < n; r++)
+		free(bufs[r]);
+	free(bufs);
+	free(lens);
+}
+
+/*
+ * Every rank's len bytes (0: none) to rank 0, whose *bufs_p / *lens_p get
+ * one buffer per rank (its own copied).  Every rank must call it once.
+ * Rank 0 allocates all before anyone sends, and says whether it could:
+ * a rank never blocks on a send rank 0 will not receive.
+ */
+int tb_mpi_gather_bytes(const char *mine, uint64_t len, char ***bufs_p,
+			uint64_t **lens_p)
+{
+	uint64_t *lens = calloc((size_t)mpi_size, sizeof(*lens));
+	char **bufs = NULL;
+	int ok = lens != NULL, all_ok = 0;
+
+	if (!mpi_on)
+		return -ENOTSUP;
+	/* Every rank must join the collectives, even without memory. */
+	MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (!all_ok) {
+		free(lens);
+		return -ENOMEM;
+	}
+	MPI_Allgather(&len, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T,
+		      MPI_COMM_WORLD);
+	if (mpi_rank == 0) {
+		bufs = calloc((size_t)mpi_size, sizeof(*bufs));
+		for (int r = 0; ok && r < mpi_size; r++) {
+			bufs[r] = bufs ? malloc(lens[r] ? lens[r] : 1) : NULL;
+			ok = bufs && bufs[r];
+		}
+	}
+	MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (!ok) {
+		free_gathered(bufs, lens, (uint32_t)mpi_size);
+		return -ENOMEM;
+	}
+	if (mpi_rank != 0) {
+		send_pieces(mine, len);
+		free(lens);
+		return 0;
+	}
+	if (len)
+		memcpy(bufs[0], mine, len);
+	for (int r = 1; r < mpi_size; r++)
+		recv_pieces(bufs[r], lens[r], r);
+	*bufs_p = bufs;
+	*lens_p = lens;
+	return 0;
+}
+

@@ -454,11 +454,27 @@ fail:
 	return rc;
 }
 
+static int record_write(struct tv_tb_tap *t, FILE *f,
+			const struct tv_tb_result *res,
+			const struct tv_tb_failures *fails)
+{
+	json_t *sum = NULL;
+	int rc = tb_trace_write_line(f, t->hdr);
+
+	if (!rc)
+		rc = write_records(t, f);
+	if (!rc)
+		rc = tb_tap_summary(t->n, res, fails, t->no_ops, &sum);
+	if (!rc)
+		rc = tb_trace_write_line(f, sum);
+	json_decref(sum);
+	return rc;
+}
+
 int tv_tb_record_finish(struct tv_tb_tap *t, const struct tv_tb_result *res,
 			const struct tv_tb_failures *fails)
 {
 	FILE *f;
-	json_t *sum = NULL;
 	int rc = t->err;
 
 	if (rc)
@@ -468,16 +484,39 @@ int tv_tb_record_finish(struct tv_tb_tap *t, const struct tv_tb_result *res,
 		rc = -errno;
 		goto out;
 	}
-	rc = tb_trace_write_line(f, t->hdr);
-	if (!rc)
-		rc = write_records(t, f);
-	if (!rc)
-		rc = tb_tap_summary(t->n, res, fails, t->no_ops, &sum);
-	if (!rc)
-		rc = tb_trace_write_line(f, sum);
-	json_decref(sum);
+	rc = record_write(t, f, res, fails);
 	if (fclose(f) && !rc)
 		rc = -EIO;
+out:
+	tb_tap_free(t);
+	return rc;
+}
+
+int tb_record_finish_mem(struct tv_tb_tap *t, const struct tv_tb_result *res,
+			 const struct tv_tb_failures *fails, char **buf_p,
+			 size_t *len_p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc = t->err;
+
+	if (rc)
+		goto out;
+	f = open_memstream(&buf, &len);
+	if (!f) {
+		rc = -errno;
+		goto out;
+	}
+	rc = record_write(t, f, res, fails);
+	if (fclose(f) && !rc)
+		rc = -ENOMEM;
+	if (rc) {
+		free(buf);
+		goto out;
+	}
+	*buf_p = buf;
+	*len_p = len;
 out:
 	tb_tap_free(t);
 	return rc;
@@ -545,13 +584,14 @@ int tb_rec_read_body(struct tb_trace_reader *rd, json_t ***lines_p,
 	return 0;
 }
 
-static int merge_read(const char *path, struct merge_in *in, char *err,
-		      size_t cap)
+/* A recording from its file (f NULL) or from f, named path in messages. */
+static int merge_read(const char *path, FILE *f, struct merge_in *in,
+		      char *err, size_t cap)
 {
 	char terr[TB_TRACE_ERR_MAX];
-	struct tb_trace_reader rd;
+	struct tb_trace_reader rd = { .f = f, .path = path };
 	struct tb_trace_header h;
-	int rc = tb_trace_reader_open(path, &rd);
+	int rc = f ? 0 : tb_trace_reader_open(path, &rd);
 
 	if (rc) {
 		snprintf(err, cap, "%s: %s", path, strerror(-rc));
@@ -731,8 +771,12 @@ out:
 	return rc;
 }
 
-int tv_tb_record_merge(const char *out, const char *const *paths, size_t n,
-		       char *err, size_t cap)
+/*
+ * The merge of n recordings named names[i], read from their files, or
+ * from files[i] when files is not NULL (each closed here).
+ */
+static int merge(const char *out, const char *const *names, FILE **files,
+		 size_t n, char *err, size_t cap)
 {
 	struct merge_in *in = calloc(n ? n : 1, sizeof(*in));
 	struct merge_ev *all = NULL;
@@ -741,10 +785,16 @@ int tv_tb_record_merge(const char *out, const char *const *paths, size_t n,
 	int rc = in ? 0 : -ENOMEM;
 
 	err[0] = 0;
-	for (size_t i = 0; !rc && i < n; i++)
-		rc = merge_read(paths[i], &in[i], err, cap);
+	for (size_t i = 0; i < n; i++) {
+		FILE *f = files ? files[i] : NULL;
+
+		if (!rc)
+			rc = merge_read(names[i], f, &in[i], err, cap);
+		else if (f)
+			fclose(f);
+	}
 	if (!rc)
-		rc = merge_check(in, n, paths, err, cap);
+		rc = merge_check(in, n, names, err, cap);
 	if (!rc) {
 		all = merge_order(in, n, &total, &base);
 		rc = all ? merge_write(out, in, n, all, total, base) : -ENOMEM;
@@ -760,5 +810,46 @@ int tv_tb_record_merge(const char *out, const char *const *paths, size_t n,
 	}
 	free(in);
 	free(all);
+	return rc;
+}
+
+int tv_tb_record_merge(const char *out, const char *const *paths, size_t n,
+		       char *err, size_t cap)
+{
+	return merge(out, paths, NULL, n, err, cap);
+}
+
+int tb_record_merge_mem(const char *out, char *const *bufs,
+			const uint64_t *lens, size_t n, char *err, size_t cap)
+{
+	char (*names)[32] = calloc(n ? n : 1, sizeof(*names));
+	const char **np = calloc(n ? n : 1, sizeof(*np));
+	FILE **files = calloc(n ? n : 1, sizeof(*files));
+	int rc = names && np && files ? 0 : -ENOMEM;
+
+	err[0] = 0;
+	for (size_t i = 0; !rc && i < n; i++) {
+		snprintf(names[i], sizeof(names[i]), "rank %zu's recording", i);
+		np[i] = names[i];
+		if (!lens[i]) {
+			snprintf(err, cap, "%s: empty", names[i]);
+			rc = -EINVAL;
+			break;
+		}
+		files[i] = fmemopen(bufs[i], lens[i], "r");
+		if (!files[i])
+			rc = -errno;
+	}
+	if (!rc)
+		rc = merge(out, np, files, n, err, cap);
+	else
+		for (size_t i = 0; files && i < n; i++)
+			if (files[i])
+				fclose(files[i]);
+	if (rc && !err[0])
+		snprintf(err, cap, "%s: %s", out, strerror(-rc));
+	free(files);
+	free(np);
+	free(names);
 	return rc;
 }

@@ -201,8 +201,11 @@ static int load_trace(const char *path, json_t **sc_p, struct shrink *s,
 		tb_trace_reader_close(&rd);
 	}
 	if (rc) {
-		snprintf(err, cap, "%s: %s", path,
-			 rc == -EINVAL ? terr : strerror(-rc));
+		/* terr names the file already. */
+		if (rc == -EINVAL)
+			snprintf(err, cap, "%s", terr);
+		else
+			snprintf(err, cap, "%s: %s", path, strerror(-rc));
 		return rc;
 	}
 	sc = json_deep_copy(h.scenario);

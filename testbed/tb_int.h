@@ -265,6 +265,13 @@ int tb_tap_collect(struct tv_tb_tap *t);
 void tb_tap_step(struct tv_tb_tap *t, uint32_t node, uint64_t at_ns,
 		 uint64_t now_ns);
 json_t *tb_tap_line(const struct tb_tap_rec *r, uint64_t i);
+/* tv_tb_record_finish() into a malloc'd buffer (rank 0 gathers it). */
+int tb_record_finish_mem(struct tv_tb_tap *t, const struct tv_tb_result *res,
+			 const struct tv_tb_failures *fails, char **buf_p,
+			 size_t *len_p);
+/* tv_tb_record_merge() of n recordings in memory, named "rank K's". */
+int tb_record_merge_mem(const char *out, char *const *bufs,
+			const uint64_t *lens, size_t n, char *err, size_t cap);
 int tb_rec_read_body(struct tb_trace_reader *rd, json_t ***lines_p,
 		     size_t *n_p, json_t **sum_p, char *err, size_t cap);
 int tb_tap_summary(uint64_t events, const struct tv_tb_result *res,
@@ -283,6 +290,14 @@ void tb_mpi_bcast(void *buf, size_t len);
 void tb_mpi_allgather(const void *mine, size_t len, void *all);
 int tb_mpi_min(int v);
 void tb_mpi_barrier(void);
+/*
+ * Every rank's len bytes to rank 0 (serve --record under mpirun): rank 0
+ * gets one malloc'd buffer per rank and their lengths (free each, then
+ * both arrays); the others nothing.  Every rank calls it exactly once.
+ * -ENOTSUP outside MPI, -ENOMEM on every rank if rank 0 cannot hold it.
+ */
+int tb_mpi_gather_bytes(const char *mine, uint64_t len, char ***bufs_p,
+			uint64_t **lens_p);
 /* swarm.c: this process's seeds; swarm_mpi.c / mpi_none.c: the ranks'. */
 int tb_swarm_local(const struct tv_tb_swarm_opts *opts,
 		   struct tv_tb_swarm_report *rep_p);

@@ -637,6 +637,11 @@ int tb_trace_read_header(struct tb_trace_reader *rd, json_t **hdr_p,
 		return rc;
 	rc = tb_trace_header_parse(hdr, h_p, err);
 	if (rc) {
+		char why[TB_TRACE_ERR_MAX];
+
+		/* The header's own message names no file: say which. */
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, TB_TRACE_ERR_MAX, "%.400s: %.600s", rd->path, why);
 		json_decref(hdr);
 		return rc;
 	}

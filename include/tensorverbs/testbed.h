@@ -611,7 +611,11 @@ struct tv_tb_serve_opts {
 	int64_t faults_node;         /* only that node arms it; < 0: all */
 	bool fiu_ctrl;               /* libfiu's remote control (fiu-ctrl) */
 	bool verbose;
-	const char *record_path;     /* a recording of this node, or NULL */
+	/*
+	 * A recording of this node, or NULL.  Under mpirun every rank
+	 * records and rank 0 gathers them into this one file.
+	 */
+	const char *record_path;
 };
 
 /* Exit statuses of tv_tb_serve (as automake and ctest count a skip). */

@@ -255,6 +255,50 @@ mpi_two_ranks() {
 }
 mpi_two_ranks
 
+# Under mpirun every rank records and rank 0 gathers the recordings into
+# the one file: both nodes' verbs in it, and it replays in the simulator.
+mpi_recording() {
+	local name=mpi_recording f=$repo/scenarios/basic_transfer.json rc=0
+	local rec=$work/mpirec out
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	if ! command -v mpirun >/dev/null; then
+		result "$name" skip "no mpirun (openmpi-bin)"
+		return 0
+	fi
+	mkdir -p "$rec"
+	rm -f "$rec/$name.jsonl"
+	out=$rec/$name.replay
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent=false \
+		timeout -k 5 $((tmo + 20)) mpirun --oversubscribe \
+		-np 1 -x RDMA_DEVICE="$RXE_DEV0" "$tv" serve "$f" --timeout "$tmo" --record "$rec/$name.jsonl" : \
+		-np 1 -x RDMA_DEVICE="$RXE_DEV1" "$tv" serve "$f" --timeout "$tmo" --record "$rec/$name.jsonl" \
+		>"$work/$name.log" 2>&1 || rc=$?
+	if grep -q 'built without MPI' "$work/$name.log"; then
+		result "$name" skip "this build has no MPI"
+		return 0
+	fi
+	local merged nodes n0 n1 rv=
+	merged=$(head -n1 "$rec/$name.jsonl" 2>/dev/null | jq -r '.recording.merged // empty')
+	nodes=$(head -n1 "$rec/$name.jsonl" 2>/dev/null | jq -c '.recording.nodes // empty')
+	n0=$(grep -c '"src":"verbs".*"node":0\|"node":0.*"src":"verbs"' "$rec/$name.jsonl" 2>/dev/null)
+	n1=$(grep -c '"src":"verbs".*"node":1\|"node":1.*"src":"verbs"' "$rec/$name.jsonl" 2>/dev/null)
+	if [ "$rc" = 0 ] && [ "$merged" = 2 ] && [ "$nodes" = "[0,1]" ] &&
+		[ "${n0:-0}" -gt 0 ] && [ "${n1:-0}" -gt 0 ] &&
+		grep -q 'recording of 2 rank(s) gathered by rank 0' "$work/$name.log"; then
+		"$tv" replay "$rec/$name.jsonl" --sim >"$out" 2>&1
+		rv=$(sed -n 's/^replay --sim: \([^(]*\) (.*/\1/p' "$out" | head -1)
+	fi
+	case $rv in
+	"replayed identically"|"same outcome")
+		result "$name" pass "(rank 0 gathered 2 recordings, $n0 + $n1 verbs events; replayed: $rv)" ;;
+	*)
+		result "$name" fail "(mpirun exit $rc, merged '$merged', nodes '$nodes', replay '$rv')"
+		tail -n 20 "$work/$name.log"
+		[ -f "$out" ] && tail -n 10 "$out" ;;
+	esac
+}
+mpi_recording
+
 # The benchmarks split across two processes, a node each (what two hosts
 # run): under mpirun (a rank per rxe device, the addresses from MPI) and
 # with --node (the two started by hand).  Node 0 must print every figure,

@@ -766,7 +766,7 @@ START_TEST(test_trace_malformed)
 	tmp_path(path, sizeof(path), "nohdr.jsonl");
 	write_file(path, "{\"a\": 1}\n");
 	replay_expect(path, TV_TB_REPLAY_MALFORMED,
-		      "line 1 is not a tensorverbs trace header");
+		      "nohdr.jsonl: line 1 is not a tensorverbs trace header");
 
 	hdr = line_of(text, 0);
 	h = json_loads(hdr, 0, NULL);
@@ -2329,6 +2329,80 @@ START_TEST(test_json_helpers)
 }
 END_TEST
 
+/*
+ * A sim recording's text as node's recording on its own (what each rank
+ * of serve --record makes under mpirun), in a malloc'd buffer.
+ */
+static char *as_node_recording(const char *path, int node, uint64_t *len_p)
+{
+	char *text = read_all(path), *nl = strchr(text, '\n'), *hdr_text, *out;
+	json_t *hdr;
+	size_t len;
+
+	ck_assert_ptr_nonnull(nl);
+	*nl = 0;
+	hdr = json_loads(text, 0, NULL);
+	ck_assert_ptr_nonnull(hdr);
+	json_object_set_new(json_object_get(hdr, "recording"), "node",
+			    json_integer(node));
+	json_object_set_new(json_object_get(hdr, "recording"),
+			    "t0_monotonic_ns", json_integer(1000 * node));
+	hdr_text = json_dumps(hdr, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	len = strlen(hdr_text) + 1 + strlen(nl + 1);
+	out = malloc(len + 1);
+	snprintf(out, len + 1, "%s\n%s", hdr_text, nl + 1);
+	free(hdr_text);
+	json_decref(hdr);
+	free(text);
+	*len_p = len;
+	return out;
+}
+
+/* Rank 0's merge of the ranks' recordings, from memory (serve --record). */
+START_TEST(test_record_merge_mem)
+{
+	char a[128], out[128], err[1024], *bufs[2], *text, *junk;
+	uint64_t lens[2], junk_len;
+
+	mk_tmpdir();
+	record_text(basic, "a.jsonl", 1, "ibverbs", a, sizeof(a));
+	bufs[0] = as_node_recording(a, 0, &lens[0]);
+	bufs[1] = as_node_recording(a, 1, &lens[1]);
+	tmp_path(out, sizeof(out), "merged.jsonl");
+	ck_assert_int_eq(tb_record_merge_mem(out, bufs, lens, 2, err,
+					     sizeof(err)), 0);
+	text = read_all(out);
+	ck_assert_msg(strstr(text, "\"merged\":2") != NULL, "%.400s", text);
+	ck_assert_msg(strstr(text, "\"nodes\":[0,1]") != NULL, "%.400s", text);
+	free(text);
+	/* Each refusal names the rank whose bytes are wrong. */
+	ck_assert_int_eq(tb_record_merge_mem(out, bufs, (uint64_t[]){ lens[0], 0 },
+					     2, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "rank 1's recording: empty");
+	junk = strdup("{\"not\": \"a header\"}\n");
+	junk_len = strlen(junk);
+	ck_assert_int_eq(tb_record_merge_mem(out, (char *[]){ bufs[0], junk },
+					     (uint64_t[]){ lens[0], junk_len }, 2,
+					     err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "rank 1's recording") != NULL, "%s", err);
+	/* Cut inside the events: no summary. */
+	ck_assert_int_eq(tb_record_merge_mem(out, bufs,
+					     (uint64_t[]){ lens[0], lens[1] / 2 },
+					     2, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "rank 1's recording") != NULL, "%s", err);
+	/* The same node twice. */
+	ck_assert_int_eq(tb_record_merge_mem(out, (char *[]){ bufs[0], bufs[0] },
+					     (uint64_t[]){ lens[0], lens[0] }, 2,
+					     err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "rank 1's recording: node 0 again") != NULL,
+		      "%s", err);
+	free(junk);
+	free(bufs[0]);
+	free(bufs[1]);
+	rm_tmpdir();
+}
+END_TEST
+
 /* A tap outside a run (the benchmarks'): attach, steps, write. */
 START_TEST(test_tap_outside_run)
 {
@@ -2423,6 +2497,7 @@ static Suite *suite(void)
 	ADD(test_shrink_plan_rules);
 	ADD(test_rendezvous_allowed_failures);
 	ADD(test_record_merge_refused);
+	ADD(test_record_merge_mem);
 	ADD(test_replay_sim_refused);
 	ADD(test_replay_sim_more);
 	ADD(test_json_helpers);
