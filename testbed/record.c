@@ -57,7 +57,12 @@ int tb_tap_kind_parse(const char *name, uint32_t *kind_p)
  * once the threads stopped (tb_tap_collect).
  */
 static _Atomic uint64_t tap_ids;
-static _Thread_local struct {
+/*
+ * initial-exec: read at a fixed offset from the thread pointer, where the
+ * default model for a shared library calls __tls_get_addr on every
+ * record (16 bytes: glibc's surplus holds them even after a dlopen).
+ */
+static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
 	uint64_t id;
 	struct tb_tap_buf *buf;
 } tap_tls;
@@ -97,8 +102,11 @@ static int tap_push(struct tv_tb_tap *t, const struct tb_tap_rec *rec)
 		b->cap = cap;
 	}
 	b->recs[b->n++] = *rec;
-	/* Relaxed: a count, read by replay --sim's gate on this thread. */
-	if (rec->src == TB_TAP_SRC_VERBS && rec->node < t->nnodes)
+	/*
+	 * Relaxed: a count, read by replay --sim's gate on this thread; only
+	 * a replay (t->poll) reads it, so a recording pays no atomic.
+	 */
+	if (t->poll && rec->src == TB_TAP_SRC_VERBS && rec->node < t->nnodes)
 		atomic_fetch_add_explicit(&t->nodes[rec->node].events, 1,
 					  memory_order_relaxed);
 	return 0;
