@@ -41,11 +41,11 @@ rc=$?
 set -e
 grep -E '^rxe: [0-9]+ passed|^rxe-coverage:' "$build/rxe-coverage.log" || true
 echo "rxe-coverage: the VM run exited $rc (log: $build/rxe-coverage.log)"
-lcov --quiet --rc lcov_branch_coverage=1 --capture --directory "$build" \
+lcov --quiet --config-file ci/lcovrc --capture --directory "$build" \
 	--output-file "$build/rxe.info.all"
-lcov --quiet --rc lcov_branch_coverage=1 --extract "$build/rxe.info.all" \
+lcov --quiet --config-file ci/lcovrc --extract "$build/rxe.info.all" \
 	"$PWD/testbed/*" "$PWD/backends/*" "$PWD/engine/*" "$PWD/faults/*" \
 	--output-file "$build/rxe.info"
-lcov --rc lcov_branch_coverage=1 --summary "$build/rxe.info" 2>&1 |
+lcov --config-file ci/lcovrc --summary "$build/rxe.info" 2>&1 |
 	sed -n 's/^ *\(lines\|branches\)/rxe-coverage: the VM run alone: \1/p'
 [ -s "$build/rxe.info" ] || { echo "rxe-coverage: no coverage came back from the VM" >&2; exit 1; }

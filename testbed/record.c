@@ -830,7 +830,7 @@ int tv_tb_record_merge(const char *out, const char *const *paths, size_t n,
 int tb_record_merge_mem(const char *out, char *const *bufs,
 			const uint64_t *lens, size_t n, char *err, size_t cap)
 {
-	char (*names)[32] = calloc(n ? n : 1, sizeof(*names));
+	char (*names)[48] = calloc(n ? n : 1, sizeof(*names));
 	const char **np = calloc(n ? n : 1, sizeof(*np));
 	FILE **files = calloc(n ? n : 1, sizeof(*files));
 	int rc = names && np && files ? 0 : -ENOMEM;

@@ -74,7 +74,7 @@ static void child_run(json_t *sc, const struct shrink *s, int fd)
 		       sizeof(r.st.last_hit));
 		memcpy(r.msg, out.first_msg, sizeof(r.msg) - 1);
 	}
-	_exit(write(fd, &r, sizeof(r)) == sizeof(r) ? 0 : 3);
+	tv_tb_child_exit(write(fd, &r, sizeof(r)) == sizeof(r) ? 0 : 3);
 }
 
 static int run_candidate(json_t *sc, struct shrink *s, struct shrink_res *r_p)

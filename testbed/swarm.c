@@ -175,9 +175,9 @@ static void worker_main(const struct tv_tb_swarm_opts *a, unsigned j, int fd)
 		run_seed(a, s, &rec);
 		alarm(0);
 		if (write_all(fd, &rec, sizeof(rec)))
-			_exit(3);
+			tv_tb_child_exit(3);
 	}
-	_exit(0);
+	tv_tb_child_exit(0);
 }
 
 static int spawn(const struct tv_tb_swarm_opts *a, struct worker *w,
@@ -428,7 +428,7 @@ static int record_trace(const char *file, const char *trace, uint64_t seed,
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
-		_exit(rerun_child(file, trace, seed, breakage));
+		tv_tb_child_exit(rerun_child(file, trace, seed, breakage));
 	if (waitpid(pid, &status, 0) < 0)
 		return -errno;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -4,8 +4,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tensorverbs/testbed.h>
+#include <tensorverbs/workload.h>
+
+#ifdef TV_COVERAGE
+/* libgcov's: write this process's counters now. */
+void __gcov_dump(void);
+#endif
+
+void tv_tb_child_exit(int status)
+{
+#ifdef TV_COVERAGE
+	__gcov_dump();
+#endif
+	_exit(status);
+}
 
 int tv_tb_parse_u64(const char *s, uint64_t *v_p)
 {

@@ -648,6 +648,13 @@ struct tv_tb_workload_ops {
 	const struct tv_tb_hw_ops *hw;
 };
 
+/*
+ * The end of a process a workload forked (a benchmark's second node):
+ * _exit(status), after writing the child's coverage counters in a
+ * coverage build (-DTV_COVERAGE=ON), which _exit would drop.
+ */
+__attribute__((noreturn)) void tv_tb_child_exit(int status);
+
 #ifdef __cplusplus
 }
 #endif

@@ -766,7 +766,7 @@ static int run_pair(int (*node)(const struct br_opts *o, uint32_t id),
 		br_node = 1;
 		alarm(o->timeout_s);
 		die_with(parent);
-		_exit(node(o, 1) ? 1 : 0);
+		tv_tb_child_exit(node(o, 1) ? 1 : 0);
 	}
 	ret = node(o, 0);
 	if (ret)
