@@ -539,9 +539,15 @@ hw_fault hw_qp_error "$cached" 1 "vf/qp/error:nth=4,count=1"
 # Both processes record; the merged recording holds the firing (node 1,
 # its own hit number) and replay --sim fires it there again, with the
 # same outcome: the QP error, recovered.
-fiu_ctrl_test() {
+fiu_ctrl_test() { # [fail]: without reconnect the run must fail, and so must its replay
 	local name=fiu_ctrl_qp_error file=$here/long_cached.json j rc bad=0 pids=() cl fifo errs pid
-	local ctl rec=$work/fiu rv
+	local ctl rec=$work/fiu rv mode=${1:-recover} failed=0
+	if [ "$mode" = fail ]; then
+		name=fiu_ctrl_qp_error_fails
+		file=$work/long_cached_no_reconnect.json
+		jq '.engine.reconnect = false | .engine.recv_timeout_ns = 2000000000' \
+			"$here/long_cached.json" >"$file"
+	fi
 	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
 	command -v fiu-ctrl >/dev/null || { result "$name" skip "fiu-ctrl not installed (fiu-utils)"; return 0; }
 	# libfiu's FIFOs need a local file system (not the VM's 9p shares).
@@ -573,12 +579,20 @@ fiu_ctrl_test() {
 	for ((j = 0; j < 2; j++)); do
 		rc=0
 		wait "${pids[j]}" || rc=$?
-		[ "$rc" = 0 ] || bad=1
+		[ "$rc" = 0 ] || failed=1
 	done
 	rm -rf "$ctl"
 	errs=$(channel_errors "$name")
-	fiu_ctrl_replay "$name" "$rec" || bad=1
-	if [ "$bad" = 0 ] && [ "$errs" -ge 1 ]; then
+	# Recovered: both nodes pass.  Without reconnect: the run fails.
+	if [ "$mode" = fail ]; then
+		[ "$failed" = 1 ] || bad=1
+	else
+		[ "$failed" = 0 ] || bad=1
+	fi
+	fiu_ctrl_replay "$name" "$rec" "$mode" || bad=1
+	if [ "$bad" = 0 ] && [ "$mode" = fail ]; then
+		result "$name" pass "(fiu-ctrl enabled vf/qp/error once in node 1, pid $pid, no reconnect: the run failed; recorded, replayed: $rv)"
+	elif [ "$bad" = 0 ] && [ "$errs" -ge 1 ]; then
 		result "$name" pass "(fiu-ctrl enabled vf/qp/error once in node 1, pid $pid: $errs channel errors recovered; recorded, replayed: $rv)"
 	else
 		result "$name" fail "(bad=$bad, channel errors $errs)"
@@ -589,8 +603,8 @@ fiu_ctrl_test() {
 # The fiu-ctrl run's recordings, merged and replayed in the simulator:
 # node 1 counted the firing itself, the recording has it with node 1's
 # hit number, and the simulator fires it at that hit with the same outcome.
-fiu_ctrl_replay() { # name dir; sets rv
-	local name=$1 rec=$2 out=$2/$1.replay
+fiu_ctrl_replay() { # name dir [fail]; sets rv
+	local name=$1 rec=$2 out=$2/$1.replay mode=${3:-recover}
 	grep -q ", 1 faults fired here" "$work/$name.1.log" ||
 		{ echo "fiu-ctrl: node 1 did not count the firing"; return 1; }
 	"$tv" merge "$rec/$name.jsonl" "$rec/$name.0.jsonl" "$rec/$name.1.jsonl" \
@@ -604,13 +618,21 @@ fiu_ctrl_replay() { # name dir; sets rv
 	[ "$rc" -le 1 ] || return 1
 	grep -q "faults: 1 recorded firing(s), 1 fired again" "$out" ||
 		{ echo "fiu-ctrl: the simulator did not fire it at node 1's hit"; return 1; }
-	case $rv in
-	"replayed identically"|"same outcome"|"reproduced: same failure kind") return 0 ;;
-	esac
+	if [ "$mode" = fail ]; then
+		# The recorded run failed: the replay must fail the same way.
+		case $rv in
+		"replayed identically"|"reproduced: same failure kind") return 0 ;;
+		esac
+	else
+		case $rv in
+		"replayed identically"|"same outcome"|"reproduced: same failure kind") return 0 ;;
+		esac
+	fi
 	echo "fiu-ctrl: the replay's outcome differs"
 	return 1
 }
 fiu_ctrl_test
+fiu_ctrl_test fail
 
 # ---- the benchmark runs: every figure it prints is there and positive --------
 bench_smoke() {
