@@ -227,6 +227,42 @@ replay_recordings() {
 }
 replay_recordings
 
+# A recording from rxe with one completion altered (a receive that
+# succeeded now failed): replay --sim must report the divergence at that
+# very event, quoting it.  The recording is the first of the suite's that
+# replays identically (basic_transfer's, usually).
+recording_altered() {
+	local name=recording_altered r src= i out=$work/rec/altered
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	for r in "$work"/rec/*.jsonl; do
+		[[ "$r" == *.[0-9].jsonl ]] && continue
+		[ -e "$r" ] || continue
+		if "$tv" replay "$r" --sim >/dev/null 2>&1; then src=$r; break; fi
+	done
+	if [ -z "$src" ]; then
+		result "$name" fail "(no recording of the suite replays identically to alter)"
+		return
+	fi
+	mkdir -p "$out"
+	i=$(grep '"kind":"POLL","node":1,' "$src" |
+	    grep '"op":"RECV_RDMA_WITH_IMM","status":"SUCCESS"' | sed -n 2p |
+	    sed 's/^{"i":\([0-9]*\),.*/\1/')
+	if [ -z "$i" ]; then
+		result "$name" fail "($(basename "$src"): no second receive completion on node 1)"
+		return
+	fi
+	sed "s/^\({\"i\":$i,.*\"status\":\)\"SUCCESS\"/\1\"RETRY_EXC_ERR\"/" "$src" >"$out/altered.jsonl"
+	"$tv" replay "$out/altered.jsonl" --sim >"$out/replay.out" 2>&1
+	if [ $? = 1 ] && grep -q "first divergence at recorded event $i " "$out/replay.out" &&
+		grep -q "recorded: {\"i\":$i,.*RETRY_EXC_ERR" "$out/replay.out"; then
+		result "$name" pass "($(basename "$src"): event $i altered, the divergence reported there)"
+	else
+		result "$name" fail "($(basename "$src"): event $i altered, not reported there)"
+		head -n 6 "$out/replay.out" | cut -c1-300
+	fi
+}
+recording_altered
+
 # ---- MPI (docs/multihost.md) ------------------------------------------------------
 # Two ranks, one per rxe device (mpirun's MPMD form gives each its
 # RDMA_DEVICE); the ranks find their addresses from their devices' GIDs
