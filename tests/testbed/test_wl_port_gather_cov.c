@@ -1,0 +1,603 @@
+/*
+ * The port-channel and gather workloads on the simulator, the paths the
+ * other suites leave: scenario keys of the wrong type (refused with the
+ * culprit's path), the limit on operations met at every step of every
+ * kind of program, programs of zero iterations and zero bytes, the
+ * shrinker's edits, ids a gather engine refuses.
+ */
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tensorverbs/testbed.h>
+#include <tensorverbs/workload.h>
+
+#include "tb_int.h"
+#include "workloads/gather/gw.h"
+#include "workloads/port/pt.h"
+
+/* Not in a header: the registry (testbed/workloads.c) names it. */
+extern const struct tv_tb_workload_ops tv_gather_workload;
+
+struct bad_sc {
+	const char *text;
+	const char *msg;   /* a part of err that names the culprit */
+};
+
+static void check_bad(const struct bad_sc *t, size_t n, const char *what)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct tv_tb_scenario *sc = NULL;
+		char err[TV_TB_ERR_MAX];
+		int rc = tv_tb_scenario_load_string(t[i].text, "cov", &sc, err);
+
+		ck_assert_msg(rc == -EINVAL, "%s[%zu]: rc %d (%s)", what, i, rc,
+			      rc ? err : "accepted");
+		ck_assert_ptr_null(sc);
+		ck_assert_msg(strstr(err, t[i].msg) != NULL,
+			      "%s[%zu]: err '%s' lacks '%s'", what, i, err,
+			      t[i].msg);
+	}
+}
+
+static struct tv_tb_run *run_text(const char *text, uint64_t seed,
+				  const char *breakage,
+				  struct tv_tb_scenario **sc_p)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char err[TV_TB_ERR_MAX];
+
+	ck_assert_msg(tv_tb_scenario_load_string(text, "cov", &sc, err) == 0,
+		      "%s", err);
+	tv_tb_run_opts_init(&o, sc);
+	o.seed = seed;
+	o.breakage = breakage;
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	*sc_p = sc;
+	return run;
+}
+
+static char *summary_of(const struct tv_tb_run *run)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	tv_tb_run_print_summary(run, f);
+	fclose(f);
+	return buf;
+}
+
+/* ---- port: keys of the wrong type ------------------------------------------ */
+
+#define PT_HEAD "{\"workload\": \"port\", \"nodes\": 2, "
+#define PT_PP "\"programs\": [{\"kind\": \"ping_pong\"}]"
+#define PT_SEQ(ops) "\"programs\": [{\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"ops\": [" ops "]}]}"
+
+static const struct bad_sc bad_port[] = {
+	{ PT_HEAD "\"port\": {\"signal\": 5}, " PT_PP "}", "$.port.signal" },
+	{ PT_HEAD "\"port\": {\"fifo_size\": \"x\"}, " PT_PP "}", "$.port.fifo_size" },
+	{ PT_HEAD "\"port\": {\"cq_size\": -1}, " PT_PP "}", "$.port.cq_size" },
+	{ PT_HEAD "\"port\": {\"max_write_queue\": 70000}, " PT_PP "}", "$.port.max_write_queue" },
+	{ PT_HEAD "\"port\": {\"lag_ns\": \"x\"}, " PT_PP "}", "$.port.lag_ns" },
+	{ PT_HEAD "\"port\": {\"op_gap_ns\": \"x\"}, " PT_PP "}", "$.port.op_gap_ns" },
+	{ PT_HEAD "\"port\": {\"poll_ns\": -3}, " PT_PP "}", "$.port.poll_ns" },
+	{ PT_HEAD "\"port\": {\"poll_max_ns\": 1000000001}, " PT_PP "}", "$.port.poll_max_ns" },
+	{ PT_HEAD "\"port\": {\"timeout_ns\": 3600000000001}, " PT_PP "}", "$.port.timeout_ns" },
+	{ PT_HEAD "\"programs\": [{\"kind\": 3}]}", "$.programs[0].kind" },
+	{ PT_HEAD "\"programs\": [{\"kind\": \"packet_ping_pong\", \"format\": 16}]}", "$.programs[0].format" },
+	{ PT_HEAD "\"programs\": [{\"kind\": \"allgather\", \"bytes\": \"x\"}]}", "$.programs[0].bytes" },
+	{ PT_HEAD "\"programs\": [{\"kind\": \"allreduce\", \"count\": 4194305}]}", "$.programs[0].count" },
+	{ PT_HEAD "\"programs\": [{\"kind\": \"allreduce\", \"count\": 0}]}", "$.programs[0]: count: must be a positive multiple of the 2 nodes" },
+	{ PT_HEAD "\"programs\": [{\"kind\": \"ping_pong\", \"iters\": 100001}]}", "$.programs[0].iters" },
+	{ PT_HEAD "\"programs\": [{\"kind\": \"ping_pong\", \"flush_every\": -1}]}", "$.programs[0].flush_every" },
+	{ PT_HEAD "\"programs\": [{\"kind\": \"ping_pong\", \"timeout_ns\": \"x\"}]}", "$.programs[0].timeout_ns" },
+	{ PT_HEAD "\"programs\": [{\"kind\": \"allgather\", \"nodes\": [\"a\", 1]}]}", "$.programs[0].nodes[0]" },
+	{ PT_HEAD "\"programs\": [{\"kind\": \"sequence\", \"from\": \"x\", \"to\": 1, \"ops\": []}]}", "$.programs[0].from" },
+	{ PT_HEAD "\"programs\": [{\"kind\": \"sequence\", \"from\": 0, \"to\": 2, \"ops\": []}]}", "$.programs[0].to" },
+	{ PT_HEAD "\"programs\": [{\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"bytes\": 16777217, \"ops\": []}]}", "$.programs[0].bytes" },
+	{ PT_HEAD "\"programs\": [{\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"nodes\": [0, 1], \"ops\": []}]}", "$.programs[0]" },
+	{ PT_HEAD PT_SEQ("{\"op\": \"put\", \"dst_off\": \"x\"}"), "$.programs[0].ops[0].dst_off" },
+	{ PT_HEAD PT_SEQ("{\"op\": \"put\", \"src_off\": 65537}"), "$.programs[0].ops[0].src_off" },
+	{ PT_HEAD PT_SEQ("{\"op\": \"put\", \"bytes\": 65537}"), "$.programs[0].ops[0].bytes" },
+	{ PT_HEAD PT_SEQ("{\"op\": \"put\", \"src_off\": 65000, \"bytes\": 1000}"), "$.programs[0].ops[0]: [0, +1000) or [65000, +1000) is outside the program's 65536 bytes" },
+	{ PT_HEAD PT_SEQ("{\"op\": \"put\", \"size\": 8}"), "$.programs[0].ops[0]" },
+	{ PT_HEAD PT_SEQ("{\"op\": 5}"), "$.programs[0].ops[0]: op: must be put" },
+	{ PT_HEAD PT_SEQ("{\"bytes\": 8}"), "$.programs[0].ops[0]: op: must be put" },
+	{ PT_HEAD PT_SEQ("{\"op\": \"flush\", \"dst_off\": 0}"), "$.programs[0].ops[0]: a flush moves no data" },
+	{ PT_HEAD PT_SEQ("{\"op\": \"flush\"}, {\"op\": \"signal\", \"bytes\": 8}"), "$.programs[0].ops[1]: a signal moves no data" },
+	{ "{\"workload\": \"port\", \"nodes\": 65, " PT_PP "}", "$.nodes: the port workload takes at most 64 nodes" },
+};
+
+START_TEST(test_port_refused)
+{
+	check_bad(bad_port, sizeof(bad_port) / sizeof(bad_port[0]), "port");
+}
+END_TEST
+
+/* "nodes" of more than 64 entries: refused before its entries are read. */
+START_TEST(test_port_nodes_too_many)
+{
+	char text[1024], *p = text, err[TV_TB_ERR_MAX];
+	struct tv_tb_scenario *sc = NULL;
+
+	p += sprintf(p, PT_HEAD "\"programs\": [{\"kind\": \"allgather\", \"nodes\": [");
+	for (int i = 0; i < 65; i++)
+		p += sprintf(p, "%s0", i ? ", " : "");
+	strcpy(p, "]}]}");
+	ck_assert_int_eq(tv_tb_scenario_load_string(text, "cov", &sc, err),
+			 -EINVAL);
+	ck_assert_ptr_null(sc);
+	ck_assert_str_eq(err, "$.programs[0].nodes: needs 2 to 64 nodes");
+}
+END_TEST
+
+/* ---- port: the limit on operations, met at each step ------------------------ */
+
+/*
+ * Two ping-pongs (6 operations an iteration) and a sequence of flushes
+ * (one fill, then one operation a flush) leave exactly `room` of the
+ * 1000000 operations a scenario may have; the fourth program, compiled
+ * last, meets the limit at its operation number room (from 0).
+ */
+struct limit_case {
+	const char *prog;   /* the fourth program */
+	unsigned room;
+	const char *msg;    /* NULL: accepted */
+};
+
+#define LIM_MORE "$.programs[3]: more than 1000000 operations in all"
+#define LIM_PP "{\"kind\": \"ping_pong\", \"nodes\": [1, 0], \"iters\": 1, \"flush_every\": 1}"
+#define LIM_PK "{\"kind\": \"packet_ping_pong\", \"nodes\": [0, 1], \"iters\": 1, \"bytes\": 8}"
+#define LIM_AG "{\"kind\": \"allgather\", \"nodes\": [0, 1], \"bytes\": 8}"
+#define LIM_AR "{\"kind\": \"allreduce\", \"nodes\": [0, 1], \"count\": 2}"
+#define LIM_A2A "{\"kind\": \"all_to_all\", \"nodes\": [0, 1], \"bytes\": 8}"
+#define LIM_SEQ "{\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"bytes\": 64, \"ops\": [{\"op\": \"recycle\"}, {\"op\": \"signal\"}, {\"op\": \"put_with_signal\", \"bytes\": 8}]}"
+
+static const struct limit_case limits[] = {
+	/* fill, put, wait; the peer's fill, put, wait */
+	{ LIM_PP, 0, LIM_MORE }, { LIM_PP, 1, LIM_MORE },
+	{ LIM_PP, 2, LIM_MORE }, { LIM_PP, 3, LIM_MORE },
+	{ LIM_PP, 4, LIM_MORE }, { LIM_PP, 5, LIM_MORE },
+	{ LIM_PP, 6, NULL },
+	/* fill, pack, put, poll; the answer's the same */
+	{ LIM_PK, 0, LIM_MORE }, { LIM_PK, 1, LIM_MORE },
+	{ LIM_PK, 2, LIM_MORE }, { LIM_PK, 3, LIM_MORE },
+	{ LIM_PK, 4, LIM_MORE }, { LIM_PK, 7, LIM_MORE },
+	{ LIM_PK, 8, NULL },
+	/* per node: fill, put, wait */
+	{ LIM_AG, 0, LIM_MORE }, { LIM_AG, 1, LIM_MORE },
+	{ LIM_AG, 2, LIM_MORE }, { LIM_AG, 6, NULL },
+	/* per node: fill, put, wait, reduce, put, wait */
+	{ LIM_AR, 0, LIM_MORE }, { LIM_AR, 1, LIM_MORE },
+	{ LIM_AR, 2, LIM_MORE }, { LIM_AR, 3, LIM_MORE },
+	{ LIM_AR, 4, LIM_MORE }, { LIM_AR, 5, LIM_MORE },
+	{ LIM_AR, 12, NULL },
+	/* per node: fill, fill, copy, put, wait */
+	{ LIM_A2A, 0, LIM_MORE }, { LIM_A2A, 2, LIM_MORE },
+	{ LIM_A2A, 3, LIM_MORE }, { LIM_A2A, 4, LIM_MORE },
+	{ LIM_A2A, 10, NULL },
+	/* fill; recycle: flush, the two resets; signal: it, the wait; put,
+	 * the wait.  An operation that cannot be added is named; a wait
+	 * that cannot be added makes the program's count the culprit. */
+	{ LIM_SEQ, 0, LIM_MORE },
+	{ LIM_SEQ, 1, "$.programs[3].ops[0]: too many operations" },
+	{ LIM_SEQ, 2, "$.programs[3].ops[0]: too many operations" },
+	{ LIM_SEQ, 3, LIM_MORE },
+	{ LIM_SEQ, 4, "$.programs[3].ops[1]: too many operations" },
+	{ LIM_SEQ, 5, LIM_MORE },
+	{ LIM_SEQ, 6, "$.programs[3].ops[2]: too many operations" },
+	{ LIM_SEQ, 7, LIM_MORE },
+	{ LIM_SEQ, 8, NULL },
+};
+
+START_TEST(test_port_op_limit)
+{
+	const struct limit_case *c = &limits[_i];
+	unsigned flushes = 3999 - c->room;
+	size_t cap = 512 + 20 * (size_t)flushes + strlen(c->prog);
+	char *text = malloc(cap), *p = text, err[TV_TB_ERR_MAX] = "";
+	struct tv_tb_scenario *sc = NULL;
+	int rc;
+
+	ck_assert_ptr_nonnull(text);
+	/* 600000 + 396000 + (1 + flushes) = 1000000 - room */
+	p += sprintf(p, PT_HEAD "\"programs\": ["
+		     "{\"kind\": \"ping_pong\", \"iters\": 100000},"
+		     "{\"kind\": \"ping_pong\", \"iters\": 66000},"
+		     "{\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"ops\": [");
+	for (unsigned i = 0; i < flushes; i++)
+		p += sprintf(p, "%s{\"op\": \"flush\"}", i ? "," : "");
+	sprintf(p, "]}, %s]}", c->prog);
+	rc = tv_tb_scenario_load_string(text, "limit", &sc, err);
+	free(text);
+	if (!c->msg) {
+		ck_assert_msg(rc == 0, "room %u: %s", c->room, err);
+		ck_assert_uint_eq(tv_tb_scenario_ops(sc), 1000000);
+		tv_tb_scenario_free(sc);
+		return;
+	}
+	ck_assert_msg(rc == -EINVAL, "case %d: rc %d", _i, rc);
+	ck_assert_ptr_null(sc);
+	ck_assert_msg(!strcmp(err, c->msg), "case %d (room %u): '%s', "
+		      "expected '%s'", _i, c->room, err, c->msg);
+}
+END_TEST
+
+/* ---- port: programs of no iterations, a sequence of no bytes ----------------- */
+
+START_TEST(test_port_empty_programs)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_text(
+		PT_HEAD "\"programs\": [{\"kind\": \"ping_pong\", \"iters\": 0},"
+		" {\"kind\": \"packet_ping_pong\", \"iters\": 0, \"format\": \"ll8\"},"
+		" {\"kind\": \"sequence\", \"from\": 1, \"to\": 0, \"bytes\": 0,"
+		"  \"ops\": [{\"op\": \"signal\"}, {\"op\": \"flush\"}]}]}",
+		3, NULL, &sc);
+	const struct tv_tb_result *res = tv_tb_run_result(run);
+	char *sum;
+
+	ck_assert_msg(res->failures == 0, "%s", tv_tb_run_failures(run)->msgs[0]);
+	/* The sequence's fill, signal, its wait, flush: nothing else. */
+	ck_assert_uint_eq(res->ops, 4);
+	ck_assert_uint_eq(res->ops_ok, 4);
+	ck_assert_uint_eq(res->ops_failed, 0);
+	ck_assert_uint_eq(res->bytes, 0);
+	sum = summary_of(run);
+	ck_assert_msg(strstr(sum, "3 programs, 6 tasks, 1 connections") != NULL,
+		      "%s", sum);
+	ck_assert_msg(strstr(sum, "tasks 6 done, 0 failed") != NULL, "%s", sum);
+	free(sum);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* Names of what is not a kind or an operation. */
+START_TEST(test_port_names)
+{
+	ck_assert_str_eq(pt_kind_name(PT_ALL_TO_ALL), "all_to_all");
+	ck_assert_str_eq(pt_kind_name(PT_NKINDS), "?");
+	ck_assert_str_eq(pt_op_name(PT_OP_RECYCLE), "recycle");
+	ck_assert_str_eq(pt_op_name(PT_NOPS), "?");
+}
+END_TEST
+
+/* ---- port: the shrinker's edits ------------------------------------------------ */
+
+static const struct tv_tb_shrink_edit *pt_edit(const char *what)
+{
+	for (size_t i = 0; i < tv_port_workload.nedits; i++)
+		if (!strcmp(tv_port_workload.edits[i]->what, what))
+			return tv_port_workload.edits[i];
+	ck_abort_msg("no edit '%s'", what);
+	return NULL;
+}
+
+static void edit_expect(const char *what, const char *before, size_t i,
+			int want_rc, const char *after)
+{
+	const struct tv_tb_shrink_edit *e = pt_edit(what);
+	struct tv_tb_shrink_state st = { 0 };
+	json_t *sc = json_loads(before, 0, NULL), *want;
+	int rc;
+
+	ck_assert_ptr_nonnull(sc);
+	rc = e->fn(sc, i, &st);
+	ck_assert_msg(rc == want_rc, "%s [%zu] of %s: rc %d, expected %d",
+		      what, i, before, rc, want_rc);
+	want = json_loads(after ? after : before, 0, NULL);
+	ck_assert_ptr_nonnull(want);
+	if (!json_equal(sc, want)) {
+		char *got = json_dumps(sc, JSON_COMPACT);
+
+		ck_abort_msg("%s [%zu]: got %s", what, i, got);
+	}
+	json_decref(want);
+	json_decref(sc);
+}
+
+START_TEST(test_port_edits)
+{
+	const char *three =
+		"{\"programs\": [{\"kind\": \"allgather\", \"nodes\": [2, 0, 1]},"
+		" {\"kind\": \"allreduce\", \"nodes\": [0, 1, 2]},"
+		" {\"kind\": \"ping_pong\", \"nodes\": [0, 1], \"iters\": 1, \"bytes\": 4096},"
+		" {\"kind\": \"packet_ping_pong\", \"bytes\": 24, \"iters\": \"x\"},"
+		" {\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"ops\": [{\"op\": \"flush\"}]}]}";
+	char desc[128];
+	json_t *sc;
+
+	edit_expect("take a node out of a program", three, 0, 0,
+		    "{\"programs\": [{\"kind\": \"allgather\", \"nodes\": [2, 0]},"
+		    " {\"kind\": \"allreduce\", \"nodes\": [0, 1, 2]},"
+		    " {\"kind\": \"ping_pong\", \"nodes\": [0, 1], \"iters\": 1, \"bytes\": 4096},"
+		    " {\"kind\": \"packet_ping_pong\", \"bytes\": 24, \"iters\": \"x\"},"
+		    " {\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"ops\": [{\"op\": \"flush\"}]}]}");
+	/* allreduce's count is per node; two nodes are the least. */
+	edit_expect("take a node out of a program", three, 1, -EAGAIN, NULL);
+	edit_expect("take a node out of a program", three, 2, -EAGAIN, NULL);
+	edit_expect("take a node out of a program", three, 5, -ENOENT, NULL);
+	/* Iterations: not a number, or at the floor, stay. */
+	edit_expect("halve a program's iterations", three, 2, -EAGAIN, NULL);
+	edit_expect("halve a program's iterations", three, 3, -EAGAIN, NULL);
+	edit_expect("halve a program's iterations", three, 9, -ENOENT, NULL);
+	/* Bytes: packets halve in 8-byte words, sequences keep theirs. */
+	edit_expect("halve a program's bytes", three, 3, 0,
+		    "{\"programs\": [{\"kind\": \"allgather\", \"nodes\": [2, 0, 1]},"
+		    " {\"kind\": \"allreduce\", \"nodes\": [0, 1, 2]},"
+		    " {\"kind\": \"ping_pong\", \"nodes\": [0, 1], \"iters\": 1, \"bytes\": 4096},"
+		    " {\"kind\": \"packet_ping_pong\", \"bytes\": 8, \"iters\": \"x\"},"
+		    " {\"kind\": \"sequence\", \"from\": 0, \"to\": 1, \"ops\": [{\"op\": \"flush\"}]}]}");
+	edit_expect("halve a program's bytes", three, 4, -EAGAIN, NULL);
+	edit_expect("halve a program's bytes", three, 0, -EAGAIN, NULL);
+	edit_expect("halve a program's bytes", three, 7, -ENOENT, NULL);
+	/* A sequence of one operation keeps it; past the last: none. */
+	edit_expect("drop a sequence operation", three, 0, -EAGAIN, NULL);
+	edit_expect("drop a sequence operation", three, 1, -ENOENT, NULL);
+	edit_expect("drop a program", three, 5, -ENOENT, NULL);
+	edit_expect("drop a program", "{\"programs\": [{\"kind\": \"ping_pong\"}]}",
+		    0, -EAGAIN, NULL);
+
+	sc = json_loads(three, 0, NULL);
+	tv_port_workload.describe(sc, 77, desc, sizeof(desc));
+	ck_assert_str_eq(desc, "77 operations, 5 programs");
+	json_decref(sc);
+}
+END_TEST
+
+/* ---- port: a connection that fails, traced and drawn ------------------------------ */
+
+static char tmpdir[64];
+
+static void tmp_path(char *buf, size_t cap, const char *name)
+{
+	snprintf(buf, cap, "%.60s/%.60s", tmpdir, name);
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_ge(n, 0);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * The QP of a ping-pong goes to ERR (vf/qp/error): the operations fail
+ * with the connection's cause, which the scenario allows; the trace's
+ * CONN_ERROR and FAIL lines are drawn as notes (SVG) and error instants
+ * (Chrome).
+ */
+START_TEST(test_port_show_conn_error)
+{
+	struct tv_tb_show_opts so = { .last = UINT64_MAX };
+	struct tv_tb_scenario *sc;
+	struct tv_tb_trace *t;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char err[TV_TB_ERR_MAX], path[128], svg[128], chrome[128], *s;
+	const struct tv_tb_result *res;
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tv_pg_cov.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	tmp_path(path, sizeof(path), "t.jsonl");
+	ck_assert_msg(tv_tb_scenario_load_string(
+		PT_HEAD "\"faults\": [{\"point\": \"vf/qp/error\", \"nth\": 3, \"count\": 1}],"
+		" \"programs\": [{\"kind\": \"ping_pong\", \"bytes\": 256, \"iters\": 4}]}",
+		"conn-error", &sc, err) == 0, "%s", err);
+	ck_assert_int_eq(tv_tb_trace_create(path, sc, "cov.json", 1, NULL, &t),
+			 0);
+	tv_tb_run_opts_init(&o, sc);
+	o.seed = 1;
+	o.trace = t;
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	ck_assert_int_eq(tv_tb_trace_finish(t, run), 0);
+	res = tv_tb_run_result(run);
+	ck_assert_msg(res->failures == 0, "%s", tv_tb_run_failures(run)->msgs[0]);
+	ck_assert_uint_eq(res->fault_fires, 1);
+	ck_assert_uint_ge(res->ops_failed, 1);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+
+	tmp_path(svg, sizeof(svg), "d.svg");
+	tmp_path(chrome, sizeof(chrome), "d.json");
+	so.svg_path = svg;
+	so.chrome_path = chrome;
+	ck_assert_msg(tv_tb_show(path, &so, err, sizeof(err)) == 0, "%s", err);
+	s = read_all(svg);
+	ck_assert_msg(strstr(s, "CONN_ERROR: ") != NULL, "%.300s", s);
+	ck_assert_msg(strstr(s, "FAIL: ") != NULL, "%.300s", s);
+	free(s);
+	s = read_all(chrome);
+	ck_assert_msg(strstr(s, "CONN_ERROR: ") != NULL, "%.300s", s);
+	ck_assert_msg(strstr(s, " FAIL") != NULL, "%.300s", s);
+	free(s);
+	snprintf(err, sizeof(err), "rm -rf '%.60s'", tmpdir);
+	ck_assert_int_eq(system(err), 0);
+}
+END_TEST
+
+/* ---- gather: keys of the wrong type --------------------------------------------- */
+
+#define GW_HEAD "{\"workload\": \"gather\", \"nodes\": 2, "
+#define GW_B "\"batches\": [{\"node\": 0, \"count\": 16}]}"
+
+static const struct bad_sc bad_gather[] = {
+	{ GW_HEAD "\"gather\": {\"rows\": \"x\"}, " GW_B, "$.gather.rows" },
+	{ GW_HEAD "\"gather\": {\"row_bytes\": 65537}, " GW_B, "$.gather.row_bytes" },
+	{ GW_HEAD "\"gather\": {\"replicated_rows\": -1}, " GW_B, "$.gather.replicated_rows" },
+	{ GW_HEAD "\"gather\": {\"zero_every\": \"x\"}, " GW_B, "$.gather.zero_every" },
+	{ GW_HEAD "\"gather\": {\"qps_per_peer\": 65}, " GW_B, "$.gather.qps_per_peer" },
+	{ GW_HEAD "\"gather\": {\"post_list\": \"x\"}, " GW_B, "$.gather.post_list" },
+	{ GW_HEAD "\"gather\": {\"window\": 65}, " GW_B, "$.gather.window" },
+	{ GW_HEAD "\"gather\": {\"staging_bytes\": 1073741825}, " GW_B, "$.gather.staging_bytes" },
+	{ GW_HEAD "\"gather\": {\"max_retries\": 101}, " GW_B, "$.gather.max_retries" },
+	{ GW_HEAD "\"gather\": {\"timeout_ns\": \"x\"}, " GW_B, "$.gather.timeout_ns" },
+	{ GW_HEAD "\"gather\": {\"qp_retry_cnt\": 8}, " GW_B, "$.gather.qp_retry_cnt" },
+	{ GW_HEAD "\"gather\": {\"direct\": 1}, " GW_B, "$.gather.direct: must be true or false" },
+	{ GW_HEAD "\"gather\": {\"qps_per_peer\": 0}, " GW_B, "$.gather: qps_per_peer, post_list and window must be > 0" },
+	{ GW_HEAD "\"gather\": {\"post_list\": 0}, " GW_B, "$.gather: qps_per_peer, post_list and window must be > 0" },
+	{ GW_HEAD "\"batches\": [{\"node\": 0, \"dist\": 5}]}", "$.batches[0].dist" },
+	{ GW_HEAD "\"batches\": [{\"node\": 0, \"dist\": \"zipf\", \"zipf_s\": 0}]}", "$.batches[0]: zipf_s: must be a number in (0, 4]" },
+	{ GW_HEAD "\"batches\": [{\"node\": 0, \"count\": 4, \"bogus\": 1}]}", "$.batches[0]" },
+	{ GW_HEAD "\"batches\": [{\"node\": 0, \"ids\": [1], \"dist\": \"zipf\"}]}", "$.batches[0]: \"ids\" or \"dist\" and \"count\", not both" },
+	{ GW_HEAD "\"batches\": [{\"node\": 0, \"count\": -1}]}", "$.batches[0].count" },
+	{ GW_HEAD "\"batches\": [{\"node\": 0, \"count\": 1048577}]}", "$.batches[0].count" },
+	{ GW_HEAD "\"batches\": [{\"node\": 0, \"count\": 4}, {\"node\": \"x\"}]}", "$.batches[1].node" },
+	{ "{\"workload\": \"gather\", \"nodes\": 17, " GW_B, "$.nodes: the gather workload takes 2 to 16 nodes" },
+};
+
+START_TEST(test_gather_refused)
+{
+	check_bad(bad_gather, sizeof(bad_gather) / sizeof(bad_gather[0]),
+		  "gather");
+}
+END_TEST
+
+/* ---- gather: the shrinker's edits ------------------------------------------------- */
+
+static void gw_edit_expect(size_t k, const char *before, size_t i,
+			   int want_rc, const char *after)
+{
+	struct tv_tb_shrink_state st = { 0 };
+	json_t *sc = json_loads(before, 0, NULL), *want;
+	int rc;
+
+	ck_assert_ptr_nonnull(sc);
+	rc = gw_edits[k]->fn(sc, i, &st);
+	ck_assert_msg(rc == want_rc, "%s [%zu]: rc %d, expected %d",
+		      gw_edits[k]->what, i, rc, want_rc);
+	want = json_loads(after ? after : before, 0, NULL);
+	ck_assert_ptr_nonnull(want);
+	if (!json_equal(sc, want)) {
+		char *got = json_dumps(sc, JSON_COMPACT);
+
+		ck_abort_msg("%s [%zu]: got %s", gw_edits[k]->what, i, got);
+	}
+	json_decref(want);
+	json_decref(sc);
+}
+
+START_TEST(test_gather_edits)
+{
+	const char *b = "{\"batches\": [{\"node\": 0, \"ids\": [5, 6, 7, 8, 9]},"
+			" {\"node\": 1, \"ids\": [3]}, {\"node\": 1, \"count\": 1},"
+			" {\"node\": 0, \"count\": \"x\"}, {\"node\": 0, \"count\": 9}]}";
+	size_t drop = GW_NEDITS, halve = GW_NEDITS;
+	char desc[128];
+	json_t *sc;
+
+	for (size_t k = 0; k < GW_NEDITS; k++) {
+		if (!strcmp(gw_edits[k]->what, "drop a batch"))
+			drop = k;
+		if (!strcmp(gw_edits[k]->what, "halve a batch"))
+			halve = k;
+	}
+	ck_assert_uint_lt(drop, GW_NEDITS);
+	ck_assert_uint_lt(halve, GW_NEDITS);
+	/* Ids: the first half kept (5 -> 2). */
+	gw_edit_expect(halve, b, 0, 0,
+		       "{\"batches\": [{\"node\": 0, \"ids\": [5, 6]},"
+		       " {\"node\": 1, \"ids\": [3]}, {\"node\": 1, \"count\": 1},"
+		       " {\"node\": 0, \"count\": \"x\"}, {\"node\": 0, \"count\": 9}]}");
+	gw_edit_expect(halve, b, 1, -EAGAIN, NULL);
+	gw_edit_expect(halve, b, 2, -EAGAIN, NULL);
+	gw_edit_expect(halve, b, 3, -EAGAIN, NULL);
+	gw_edit_expect(halve, b, 4, 0,
+		       "{\"batches\": [{\"node\": 0, \"ids\": [5, 6, 7, 8, 9]},"
+		       " {\"node\": 1, \"ids\": [3]}, {\"node\": 1, \"count\": 1},"
+		       " {\"node\": 0, \"count\": \"x\"}, {\"node\": 0, \"count\": 4}]}");
+	gw_edit_expect(halve, b, 5, -ENOENT, NULL);
+	gw_edit_expect(drop, b, 5, -ENOENT, NULL);
+	gw_edit_expect(drop, "{\"batches\": [{\"node\": 0}]}", 0, -EAGAIN, NULL);
+	gw_edit_expect(drop, b, 3, 0,
+		       "{\"batches\": [{\"node\": 0, \"ids\": [5, 6, 7, 8, 9]},"
+		       " {\"node\": 1, \"ids\": [3]}, {\"node\": 1, \"count\": 1},"
+		       " {\"node\": 0, \"count\": 9}]}");
+
+	sc = json_loads(b, 0, NULL);
+	tv_gather_workload.describe(sc, 5, desc, sizeof(desc));
+	/* 5 + 1 + 1 + 0 ("x" is no count) + 9 rows */
+	ck_assert_str_eq(desc, "5 batches, 16 rows");
+	json_decref(sc);
+}
+END_TEST
+
+/* ---- gather: ids the engine refuses -------------------------------------------- */
+
+START_TEST(test_gather_id_out_of_range)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_text(
+		GW_HEAD "\"gather\": {\"rows\": 512, \"row_bytes\": 64},"
+		" \"batches\": [{\"node\": 0, \"ids\": [1, 600, 3]},"
+		" {\"node\": 0, \"ids\": [4, 300, 2], \"at_ns\": 1000}]}",
+		1, NULL, &sc);
+	const struct tv_tb_result *res = tv_tb_run_result(run);
+
+	/* Refused before anything was posted; the next one runs. */
+	ck_assert_msg(res->failures == 0, "%s", tv_tb_run_failures(run)->msgs[0]);
+	ck_assert_uint_eq(res->ops, 2);
+	ck_assert_uint_eq(res->ops_ok, 1);
+	ck_assert_uint_eq(res->ops_failed, 1);
+	ck_assert_uint_eq(res->bytes, 3 * 64);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* One case a test: CK_RUN_CASE=test_... runs one. */
+#define ADD(t) do { tc = tcase_create(#t); tcase_set_timeout(tc, 120); \
+		    tcase_add_test(tc, t); suite_add_tcase(s, tc); } while (0)
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("wl_port_gather_cov");
+	TCase *tc;
+
+	ADD(test_port_refused);
+	ADD(test_port_nodes_too_many);
+	tc = tcase_create("test_port_op_limit");
+	tcase_set_timeout(tc, 240);
+	tcase_add_loop_test(tc, test_port_op_limit, 0,
+			    (int)(sizeof(limits) / sizeof(limits[0])));
+	suite_add_tcase(s, tc);
+	ADD(test_port_empty_programs);
+	ADD(test_port_names);
+	ADD(test_port_edits);
+	ADD(test_port_show_conn_error);
+	ADD(test_gather_refused);
+	ADD(test_gather_edits);
+	ADD(test_gather_id_out_of_range);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,766 @@
+/*
+ * The rendezvous workload on the simulator, the paths the other suites
+ * leave: the invariant checker fed events that break each invariant, the
+ * runner's verdicts on receives that never complete, scenario keys of the
+ * wrong type, the shrinker's edits on scenarios made for them, the swarm
+ * generator over many seeds, and the small naming helpers.
+ */
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tensorverbs/engine.h>
+#include <tensorverbs/sim.h>
+#include <tensorverbs/testbed.h>
+#include <tensorverbs/workload.h>
+
+#include "tb_int.h"
+#include "rv_check.h"
+#include "rv_run.h"
+#include "rv_scenario.h"
+#include "rv_workload.h"
+#include "fill.h"
+#include "wire.h"
+
+struct bad_sc {
+	const char *text;
+	const char *msg;   /* a part of err that names the culprit */
+};
+
+static void check_bad(const struct bad_sc *t, size_t n, const char *what)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct tv_tb_scenario *sc = NULL;
+		char err[TV_TB_ERR_MAX];
+		int rc = tv_tb_scenario_load_string(t[i].text, "cov", &sc, err);
+
+		ck_assert_msg(rc == -EINVAL, "%s[%zu]: rc %d (%s)", what, i, rc,
+			      rc ? err : "accepted");
+		ck_assert_ptr_null(sc);
+		ck_assert_msg(strstr(err, t[i].msg) != NULL,
+			      "%s[%zu]: err '%s' lacks '%s'", what, i, err,
+			      t[i].msg);
+	}
+}
+
+static struct tv_tb_run *run_text(const char *text, uint64_t seed,
+				  const char *breakage,
+				  struct tv_tb_scenario **sc_p)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char err[TV_TB_ERR_MAX];
+
+	ck_assert_msg(tv_tb_scenario_load_string(text, "cov", &sc, err) == 0,
+		      "%s", err);
+	tv_tb_run_opts_init(&o, sc);
+	o.seed = seed;
+	o.breakage = breakage;
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	*sc_p = sc;
+	return run;
+}
+
+/* How many of the run's kept failure texts hold `part`. */
+static size_t fails_with(const struct tv_tb_run *run, const char *part)
+{
+	const struct tv_tb_failures *f = tv_tb_run_failures(run);
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->count && i < TV_TB_FAILURES_KEPT; i++)
+		if (f->msgs[i] && strstr(f->msgs[i], part))
+			n++;
+	return n;
+}
+
+static const char basic[] =
+	"{\"name\": \"b\", \"nodes\": 2, \"steps\": [{\"sends\": [{\"from\": 0,"
+	" \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [8]}],"
+	" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\"}]}]}";
+
+/* ---- the checker, fed by hand --------------------------------------------- */
+
+/*
+ * A clean run of `basic` lends its run (for tv_tb_fail and the clock) to a
+ * checker of our own, which the test then feeds events one at a time.
+ */
+struct hand {
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run;
+	struct checker c;
+	size_t base;       /* failures the run had before */
+};
+
+static void hand_init(struct hand *h, uint32_t nodes)
+{
+	h->run = run_text(basic, 1, NULL, &h->sc);
+	h->base = tv_tb_run_failures(h->run)->count;
+	ck_assert_uint_eq(h->base, 0);
+	ck_assert_int_eq(checker_init(&h->c, h->run, nodes), 0);
+}
+
+static void hand_fini(struct hand *h)
+{
+	checker_fini(&h->c);
+	tv_tb_run_free(h->run);
+	tv_tb_scenario_free(h->sc);
+}
+
+static size_t hand_fails(const struct hand *h)
+{
+	return tv_tb_run_failures(h->run)->count - h->base;
+}
+
+static void eng(struct hand *h, enum tv_engine_event_kind k, uint32_t node,
+		uint32_t peer)
+{
+	struct tv_engine_event ev = { .kind = k, .node = node, .peer = peer,
+				      .msg_type = TV_MSG_TENSOR_REQUEST };
+
+	checker_engine_event(&h->c, &ev);
+}
+
+static void advertise(struct hand *h, uint32_t node, uint32_t peer,
+		      uint32_t idx, uint64_t addr, uint64_t len, uint32_t rkey,
+		      uint64_t step, const char *name)
+{
+	struct tv_engine_event ev = {
+		.kind = TV_EV_REQ_ADVERTISE, .node = node, .peer = peer,
+		.request_index = idx, .addr = addr, .length = len,
+		.rkey = rkey, .step_id = step, .name = name,
+	};
+
+	checker_engine_event(&h->c, &ev);
+}
+
+static void recv_done_ev(struct hand *h, uint32_t node, uint32_t peer,
+			 uint32_t idx, uint64_t step, const char *name)
+{
+	struct tv_engine_event ev = {
+		.kind = TV_EV_RECV_DONE, .node = node, .peer = peer,
+		.request_index = idx, .step_id = step, .name = name,
+	};
+
+	checker_engine_event(&h->c, &ev);
+}
+
+static void deliver(struct hand *h, uint32_t node, uint32_t peer,
+		    uint32_t imm, uint64_t addr, uint32_t len, uint32_t rkey)
+{
+	struct tv_sim_event ev = {
+		.kind = TV_SIM_EV_DELIVER, .node = node, .peer = peer,
+		.imm = imm, .has_imm = 1, .status = TV_WC_SUCCESS,
+		.remote_addr = addr, .length = len, .rkey = rkey,
+	};
+
+	checker_sim_event(&h->c, &ev);
+}
+
+static const char *last_fail(const struct hand *h)
+{
+	const struct tv_tb_failures *f = tv_tb_run_failures(h->run);
+
+	ck_assert_uint_gt(f->count, 0);
+	ck_assert_uint_le(f->count, TV_TB_FAILURES_KEPT);
+	return f->msgs[f->count - 1];
+}
+
+/* Two control messages in flight in one direction: IN_FLIGHT, once. */
+START_TEST(test_chk_two_in_flight)
+{
+	struct hand h;
+
+	hand_init(&h, 2);
+	eng(&h, TV_EV_MSG_SEND, 0, 1);
+	ck_assert_uint_eq(hand_fails(&h), 0);
+	eng(&h, TV_EV_MSG_SEND, 0, 1);
+	ck_assert_uint_eq(hand_fails(&h), 1);
+	ck_assert_ptr_nonnull(strstr(last_fail(&h),
+		"invariant: node 0 has 2 control messages in flight to node 1 (max 1)"));
+	ck_assert_ptr_nonnull(strstr(last_fail(&h), "(TENSOR_REQUEST)"));
+	ck_assert_int_eq(tv_tb_run_failures(h.run)->first, TV_TB_FK_IN_FLIGHT);
+	/* Once the direction failed, a second message is no longer counted. */
+	h.c.dir_failed[0 * 2 + 1] = true;
+	eng(&h, TV_EV_MSG_SEND, 0, 1);
+	ck_assert_uint_eq(hand_fails(&h), 1);
+	/* Nor is a message in flight at quiescence a hang. */
+	checker_quiescent(&h.c);
+	ck_assert_uint_eq(hand_fails(&h), 1);
+	hand_fini(&h);
+}
+END_TEST
+
+/* An ACK with nothing in flight: IN_FLIGHT, unless the direction failed. */
+START_TEST(test_chk_stray_ack)
+{
+	struct hand h;
+
+	hand_init(&h, 3);
+	eng(&h, TV_EV_MSG_SEND, 2, 1);
+	eng(&h, TV_EV_ACK_RECV, 2, 1);
+	ck_assert_uint_eq(hand_fails(&h), 0);
+	eng(&h, TV_EV_ACK_RECV, 2, 1);
+	ck_assert_uint_eq(hand_fails(&h), 1);
+	ck_assert_ptr_nonnull(strstr(last_fail(&h),
+		"invariant: node 2 got an ACK from node 1 with no message in flight"));
+	ck_assert_int_eq(h.c.in_flight[2 * 3 + 1], 0);
+	/* After a failure an old ACK may still be polled: no failure. */
+	checker_node_down(&h.c, 1);
+	eng(&h, TV_EV_ACK_RECV, 2, 1);
+	ck_assert_uint_eq(hand_fails(&h), 1);
+	ck_assert_int_eq(h.c.in_flight[2 * 3 + 1], 0);
+	/* A new epoch: the direction counts again. */
+	checker_node_up(&h.c, 1);
+	checker_new_epoch(&h.c, 1, 2);
+	eng(&h, TV_EV_ACK_RECV, 2, 1);
+	ck_assert_uint_eq(hand_fails(&h), 2);
+	/* A message left unacknowledged at quiescence is the #11416 hang. */
+	eng(&h, TV_EV_MSG_SEND, 0, 2);
+	checker_quiescent(&h.c);
+	ck_assert_uint_eq(hand_fails(&h), 3);
+	ck_assert_ptr_nonnull(strstr(last_fail(&h),
+		"at quiescence node 0 still waits for the ACK of a control message to node 2"));
+	ck_assert_int_eq(tv_tb_run_failures(h.run)->kinds &
+			 (1u << TV_TB_FK_HANG), 1u << TV_TB_FK_HANG);
+	hand_fini(&h);
+}
+END_TEST
+
+/* An engine event naming a node outside the world: RUNNER (not for errors). */
+START_TEST(test_chk_event_bad_node)
+{
+	struct hand h;
+
+	hand_init(&h, 2);
+	eng(&h, TV_EV_MSG_SEND, 2, 0);
+	ck_assert_uint_eq(hand_fails(&h), 1);
+	ck_assert_str_eq(last_fail(&h),
+			 "engine event MSG_SEND names node 2 peer 0");
+	eng(&h, (enum tv_engine_event_kind)77, 0, 5);
+	ck_assert_uint_eq(hand_fails(&h), 2);
+	ck_assert_str_eq(last_fail(&h), "engine event ? names node 0 peer 5");
+	/* A channel error with no peer (a failed connect) is not a failure. */
+	eng(&h, TV_EV_CHANNEL_ERROR, 0, UINT32_MAX);
+	ck_assert_uint_eq(hand_fails(&h), 2);
+	ck_assert_uint_eq(h.c.engine_events, 0);
+	/* Nor is a simulator delivery to or from outside the world. */
+	deliver(&h, 0, UINT32_MAX, TV_IMM_MESSAGE, 0, 8, 0);
+	deliver(&h, 9, 0, TV_IMM_MESSAGE, 0, 8, 0);
+	ck_assert_uint_eq(hand_fails(&h), 2);
+	ck_assert_uint_eq(h.c.checked_msgs, 0);
+	hand_fini(&h);
+}
+END_TEST
+
+/* Control messages: to a node with no channel, and outside the rx buffer. */
+START_TEST(test_chk_msg_writes)
+{
+	struct tv_channel_info rx = { 0 };
+	struct hand h;
+
+	hand_init(&h, 2);
+	deliver(&h, 1, 0, TV_IMM_MESSAGE, 0x1000, 16, 0);
+	ck_assert_uint_eq(hand_fails(&h), 1);
+	ck_assert_str_eq(last_fail(&h),
+		"invariant: control message from node 0 to node 1, which has no channel to it");
+	rx.rx_addr = 0x1000;
+	rx.rx_bytes = 64;
+	checker_set_rx(&h.c, 1, 0, &rx);
+	deliver(&h, 1, 0, TV_IMM_MESSAGE, 0x1000, 64, 0);   /* fits exactly */
+	deliver(&h, 1, 0, TV_IMM_MESSAGE, 0x1030, 16, 0);   /* fits at the end */
+	ck_assert_uint_eq(hand_fails(&h), 1);
+	deliver(&h, 1, 0, TV_IMM_MESSAGE, 0x1000, 65, 0);   /* too long */
+	ck_assert_uint_eq(hand_fails(&h), 2);
+	ck_assert_str_eq(last_fail(&h),
+		"invariant: control message write [0x1000, +65) from node 0 overflows node 1's rx buffer [0x1000, +64)");
+	deliver(&h, 1, 0, TV_IMM_MESSAGE, 0xff8, 16, 0);    /* before it */
+	deliver(&h, 1, 0, TV_IMM_MESSAGE, 0x1038, 16, 0);   /* past its end */
+	ck_assert_uint_eq(hand_fails(&h), 4);
+	ck_assert_ptr_nonnull(strstr(last_fail(&h), "[0x1038, +16)"));
+	ck_assert_uint_eq(h.c.checked_msgs, 6);
+	/* ACKs are empty. */
+	deliver(&h, 0, 1, TV_IMM_ACK, 0, 0, 0);
+	ck_assert_uint_eq(hand_fails(&h), 4);
+	deliver(&h, 0, 1, TV_IMM_ACK, 0, 4, 0);
+	ck_assert_uint_eq(hand_fails(&h), 5);
+	ck_assert_str_eq(last_fail(&h),
+			 "invariant: ACK from node 1 to node 0 carries 4 bytes");
+	ck_assert_int_eq(tv_tb_run_failures(h.run)->kinds &
+			 (1u << TV_TB_FK_WRITE), 1u << TV_TB_FK_WRITE);
+	hand_fini(&h);
+}
+END_TEST
+
+/* Tensor writes: with no request, outside the window, after it finished. */
+START_TEST(test_chk_tensor_writes)
+{
+	struct hand h;
+
+	hand_init(&h, 2);
+	deliver(&h, 1, 0, 3, 0x2000, 32, 7);
+	ck_assert_uint_eq(hand_fails(&h), 1);
+	ck_assert_ptr_nonnull(strstr(last_fail(&h),
+		"invariant: tensor write (index 3, 32 bytes) from node 0 to node 1"));
+	ck_assert_ptr_nonnull(strstr(last_fail(&h),
+		"no live request advertised a buffer for that index"));
+	advertise(&h, 1, 0, 3, 0x2000, 64, 7, 5, "t");
+	deliver(&h, 1, 0, 3 | TV_IMM_ACK_FLAG, 0x2000, 64, 7);  /* all of it */
+	ck_assert_uint_eq(hand_fails(&h), 1);
+	deliver(&h, 1, 0, 3, 0x2000, 32, 8);                    /* wrong rkey */
+	ck_assert_uint_eq(hand_fails(&h), 2);
+	ck_assert_str_eq(last_fail(&h),
+		"invariant: tensor write [0x2000, +32) rkey 0x8 from node 0 to node 1 (index 3) outside the advertised [0x2000, +64) rkey 0x7");
+	deliver(&h, 1, 0, 3, 0x2030, 32, 7);                    /* overruns */
+	ck_assert_uint_eq(hand_fails(&h), 3);
+	/* Done for another request (name differs): the window stays live. */
+	recv_done_ev(&h, 1, 0, 3, 5, "u");
+	deliver(&h, 1, 0, 3, 0x2000, 8, 7);
+	ck_assert_uint_eq(hand_fails(&h), 3);
+	/* Done for this one: a later write is stray (no vf/write/dup fired). */
+	recv_done_ev(&h, 1, 0, 3, 5, "t");
+	deliver(&h, 1, 0, 3, 0x2000, 8, 7);
+	ck_assert_uint_eq(hand_fails(&h), 4);
+	ck_assert_ptr_nonnull(strstr(last_fail(&h), "no live request"));
+	/* A write the responder refused wrote nothing: not checked. */
+	{
+		struct tv_sim_event ev = {
+			.kind = TV_SIM_EV_DELIVER, .node = 1, .peer = 0,
+			.imm = 9, .has_imm = 1, .status = TV_WC_REM_ACCESS_ERR,
+			.length = 8,
+		};
+
+		checker_sim_event(&h.c, &ev);
+		ev.status = TV_WC_SUCCESS;
+		ev.has_imm = 0;
+		checker_sim_event(&h.c, &ev);
+		ev.has_imm = 1;
+		ev.kind = TV_SIM_EV_POST_SEND;
+		checker_sim_event(&h.c, &ev);
+	}
+	ck_assert_uint_eq(hand_fails(&h), 4);
+	ck_assert_uint_eq(h.c.checked_writes, 6);
+	/* Writes to a crashed node were never written. */
+	checker_node_down(&h.c, 1);
+	deliver(&h, 1, 0, 42, 0x9000, 8, 7);
+	ck_assert_uint_eq(hand_fails(&h), 4);
+	ck_assert_uint_eq(h.c.checked_writes, 6);
+	hand_fini(&h);
+}
+END_TEST
+
+/*
+ * vf/write/dup: the second copy landing in the buffer just delivered is
+ * allowed, unless that buffer was advertised again for another request.
+ */
+START_TEST(test_chk_dup_write)
+{
+	struct hand h;
+
+	hand_init(&h, 2);
+	h.c.dup_fires = 1;
+	advertise(&h, 1, 0, 4, 0x4000, 128, 9, 1, "a");
+	deliver(&h, 1, 0, 4, 0x4000, 128, 9);
+	recv_done_ev(&h, 1, 0, 4, 1, "a");
+	deliver(&h, 1, 0, 4, 0x4000, 128, 9);      /* the duplicate */
+	ck_assert_uint_eq(hand_fails(&h), 0);
+	ck_assert_uint_eq(h.c.dup_landed, 1);
+	/* Outside the finished window: an ordinary stray write. */
+	deliver(&h, 1, 0, 4, 0x5000, 8, 9);
+	ck_assert_uint_eq(hand_fails(&h), 1);
+	ck_assert_ptr_nonnull(strstr(last_fail(&h), "no live request"));
+	/* The buffer goes to index 6; a duplicate for 4 now lands in it. */
+	advertise(&h, 1, 0, 6, 0x4040, 64, 9, 2, "b");
+	deliver(&h, 1, 0, 4, 0x4000, 128, 9);
+	ck_assert_uint_eq(hand_fails(&h), 2);
+	ck_assert_ptr_nonnull(strstr(last_fail(&h),
+		"invariant: duplicated tensor write (index 4, 128 bytes) from node 0 landed"));
+	ck_assert_ptr_nonnull(strstr(last_fail(&h),
+		"advertised again since for index 6 (step 2)"));
+	ck_assert_uint_eq(h.c.dup_landed, 2);
+	/* An empty duplicate overwrites nothing. */
+	deliver(&h, 1, 0, 4, 0x4000, 0, 9);
+	ck_assert_uint_eq(hand_fails(&h), 2);
+	ck_assert_uint_eq(h.c.dup_landed, 3);
+	hand_fini(&h);
+}
+END_TEST
+
+/* Channel errors are counted; after the run (tearing down) not failures. */
+START_TEST(test_chk_channel_error_counted)
+{
+	struct hand h;
+
+	hand_init(&h, 2);
+	eng(&h, TV_EV_MSG_SEND, 0, 1);
+	eng(&h, TV_EV_CHANNEL_ERROR, 0, 1);
+	ck_assert_uint_eq(h.c.channel_errors, 1);
+	ck_assert_uint_eq(h.c.chan_errors[0 * 2 + 1], 1);
+	ck_assert(h.c.dir_failed[0 * 2 + 1]);
+	ck_assert_uint_eq(hand_fails(&h), 0);
+	checker_quiescent(&h.c);
+	ck_assert_uint_eq(hand_fails(&h), 0);
+	hand_fini(&h);
+}
+END_TEST
+
+/* ---- the small helpers ------------------------------------------------------ */
+
+START_TEST(test_helper_names)
+{
+	struct tv_engine_stats st;
+	uint64_t v = 0;
+
+	ck_assert_str_eq(rv_engine_event_name(TV_EV_MSG_SEND), "MSG_SEND");
+	ck_assert_str_eq(rv_engine_event_name(TV_EV_CHANNEL_ERROR),
+			 "CHANNEL_ERROR");
+	ck_assert_ptr_null(rv_engine_event_name((enum tv_engine_event_kind)1000));
+	ck_assert_str_eq(scenario_msg_type_name(TV_MSG_ERROR_STATUS),
+			 "ERROR_STATUS");
+	ck_assert_str_eq(scenario_msg_type_name(-1), "?");
+	ck_assert_str_eq(scenario_msg_type_name(TV_MSG_TYPE_COUNT), "?");
+
+	memset(&st, 0, sizeof(st));
+	st.msgs_sent[TV_MSG_TENSOR_REQUEST] = 3;
+	st.msgs_recv[TV_MSG_ERROR_STATUS] = 4;
+	st.retries = 5;
+	ck_assert_int_eq(scenario_stat_value(&st, "msgs_sent",
+					     TV_MSG_TENSOR_REQUEST, &v), 0);
+	ck_assert_uint_eq(v, 3);
+	ck_assert_int_eq(scenario_stat_value(&st, "msgs_recv",
+					     TV_MSG_ERROR_STATUS, &v), 0);
+	ck_assert_uint_eq(v, 4);
+	ck_assert_int_eq(scenario_stat_value(&st, "retries", -1, &v), 0);
+	ck_assert_uint_eq(v, 5);
+	v = 77;
+	ck_assert_int_eq(scenario_stat_value(&st, "retries",
+					     TV_MSG_TENSOR_REQUEST, &v), -ENOENT);
+	ck_assert_int_eq(scenario_stat_value(&st, "nope", -1, &v), -ENOENT);
+	ck_assert_uint_eq(v, 77);
+	ck_assert_str_eq(scenario_stat_name("retries"), "retries");
+	ck_assert_str_eq(scenario_stat_name("msgs_recv"), "msgs_recv");
+	ck_assert_ptr_null(scenario_stat_name("nope"));
+}
+END_TEST
+
+
+/* ---- the runner's verdicts --------------------------------------------------- */
+
+/*
+ * TV_BREAK=no-ack-timeout, no receive deadline and one dropped ACK: the
+ * channel hangs, and of the 12 receives queued behind it the first ten
+ * are named, all counted in one more line.
+ */
+START_TEST(test_run_many_hung_recvs)
+{
+	static const char text[] =
+		"{\"nodes\": 2, \"engine\": {\"recv_timeout_ns\": 0}, \"faults\": [{\"point\": \"vf/ack/drop\", \"nth\": 1, \"count\": 1}],"
+		" \"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"t\","
+		" \"dtype\": \"float\", \"shape\": [4], \"repeat\": 12}],"
+		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\", \"repeat\": 12}]}]}";
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_text(text, 3, "no-ack-timeout", &sc);
+	const struct tv_tb_failures *f = tv_tb_run_failures(run);
+
+	ck_assert_uint_eq(fails_with(run, "never completed (done callback not run at quiescence)"), 10);
+	ck_assert_uint_eq(fails_with(run, "invariant: 12 recvs never completed"), 1);
+	ck_assert_int_ne(f->kinds & (1u << TV_TB_FK_HANG), 0);
+	ck_assert_uint_eq(fails_with(run, "at quiescence node 1 still waits for the ACK of a control message to node 0"), 1);
+	/* The engines' books agree: everything still queued or live. */
+	ck_assert_uint_eq(fails_with(run, "node 1 has queued_msgs = 12 at quiescence, expected 0"), 1);
+	ck_assert_uint_eq(fails_with(run, "node 1 has live_requests = 12 at quiescence"), 1);
+	ck_assert_uint_eq(f->count, 15);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 0);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_failed, 0);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/*
+ * Repeated sends that publish an error with a message, and repeated
+ * receives that expect it: every copy carries the message.
+ */
+START_TEST(test_run_repeat_error_message)
+{
+	static const char text[] =
+		"{\"nodes\": 2, \"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"t\","
+		" \"error\": {\"code\": \"NOT_FOUND\", \"message\": \"gone\"}, \"repeat\": 3},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"b\", \"dtype\": \"bool\", \"shape\": [5],"
+		" \"memory\": \"pool\", \"fill\": {\"pattern\": \"random\", \"seed\": 4}},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"e\", \"dtype\": \"string\", \"shape\": [0]}],"
+		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\", \"repeat\": 3,"
+		" \"expect\": {\"error\": \"NOT_FOUND\", \"message\": \"gone\"}},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"b\", \"expect\": {\"fill\": {\"pattern\": \"random\", \"seed\": 4}}},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"e\", \"expect\": {\"strings\": []}}]}]}";
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_text(text, 5, NULL, &sc);
+
+	ck_assert_msg(tv_tb_run_failures(run)->count == 0, "%s",
+		      tv_tb_run_failures(run)->msgs[0]);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_failed, 3);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 2);
+	ck_assert_str_eq(tv_tb_run_outcome(run), "PASS");
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* The same, but the receives expect another message: EXPECT fails. */
+START_TEST(test_run_error_message_differs)
+{
+	static const char text[] =
+		"{\"nodes\": 2, \"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"t\","
+		" \"error\": {\"code\": \"NOT_FOUND\", \"message\": \"gone\"}}],"
+		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\","
+		" \"expect\": {\"error\": \"NOT_FOUND\", \"message\": \"here\"}}]}]}";
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_text(text, 5, NULL, &sc);
+
+	ck_assert_uint_eq(tv_tb_run_failures(run)->count, 1);
+	ck_assert_int_eq(tv_tb_run_failures(run)->first, TV_TB_FK_EXPECT);
+	ck_assert_ptr_nonnull(strstr(tv_tb_run_failures(run)->msgs[0], "here"));
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+
+/*
+ * Expectations that do not hold: a shape too long to print whole (cut at
+ * the buffer), a string of the same length with other bytes.  Each is one
+ * EXPECT failure; a bool iota fill expected as iota holds.
+ */
+START_TEST(test_run_expect_mismatches)
+{
+	static const char text[] =
+		"{\"nodes\": 2, \"steps\": [{\"sends\": ["
+		" {\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [1]},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"s\", \"dtype\": \"string\", \"shape\": [1], \"strings\": [\"ab\"]},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"b\", \"dtype\": \"bool\", \"shape\": [6], \"fill\": {\"pattern\": \"iota\"}},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"z\", \"dtype\": \"int32\", \"shape\": [], \"placement\": \"host\"}],"
+		" \"recvs\": ["
+		" {\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"shape\": [0, 1000000000000, 1000000000000,"
+		" 1000000000000, 1000000000000, 1000000000000, 1000000000000, 1000000000000, 1000000000000,"
+		" 1000000000000, 1000000000000, 1000000000000]}},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"s\", \"expect\": {\"strings\": [\"ac\"]}},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"b\", \"expect\": {\"fill\": {\"pattern\": \"iota\"}}},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"z\", \"expect\": \"ok\"}]}]}";
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_text(text, 2, NULL, &sc);
+	const struct tv_tb_failures *f = tv_tb_run_failures(run);
+
+	ck_assert_uint_eq(f->count, 2);
+	ck_assert_int_eq(f->kinds, 1u << TV_TB_FK_EXPECT);
+	ck_assert_uint_eq(fails_with(run,
+		"recv 't' from node 0: shape [1], expected [0,1000000000000,"), 1);
+	/* 127 characters of the expected shape, no closing bracket. */
+	ck_assert_uint_eq(fails_with(run, "1000000000000]"), 0);
+	ck_assert_uint_eq(fails_with(run,
+		"recv 's' from node 0: string element 0 differs from the expected \"ac\""), 1);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 4);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* ---- scenarios refused --------------------------------------------------------- */
+
+#define SEND0 "{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [8]"
+#define RECV0 "{\"node\": 1, \"from\": 0, \"name\": \"t\"}"
+#define STEP(send, recv) "\"steps\": [{\"sends\": [" send "], \"recvs\": [" recv "]}]}"
+#define HEAD "{\"nodes\": 2, "
+
+static const struct bad_sc bad_rv[] = {
+	{ HEAD "\"steps\": [{\"at_ns\": \"x\", \"sends\": [" SEND0 "}]}]}", "$.steps[0].at_ns" },
+	{ HEAD "\"step_interval_ns\": -1, " STEP(SEND0 "}", RECV0), "$.step_interval_ns" },
+	{ HEAD "\"engine\": {\"ack_timeout_ns\": \"x\"}, " STEP(SEND0 "}", RECV0), "$.engine.ack_timeout_ns" },
+	{ HEAD "\"engine\": {\"recv_timeout_ns\": -1}, " STEP(SEND0 "}", RECV0), "$.engine.recv_timeout_ns" },
+	{ HEAD "\"engine\": {\"validate_checksum\": 1}, " STEP(SEND0 "}", RECV0), "$.engine.validate_checksum" },
+	{ HEAD "\"engine\": {\"queue_depth\": 65537}, " STEP(SEND0 "}", RECV0), "$.engine.queue_depth" },
+	{ HEAD "\"engine\": {\"pool_block_bytes\": \"x\"}, " STEP(SEND0 "}", RECV0), "$.engine.pool_block_bytes" },
+	{ HEAD "\"engine\": {\"max_recv_bytes\": \"x\"}, " STEP(SEND0 "}", RECV0), "$.engine.max_recv_bytes" },
+	{ HEAD STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": 3}", RECV0), "$.steps[0].sends[0].shape: must be an array" },
+	{ HEAD STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [\"a\"]}", RECV0), "$.steps[0].sends[0].shape[0]" },
+	{ HEAD STEP(SEND0 ", \"fill\": {\"pattern\": 1}}", RECV0), "$.steps[0].sends[0].fill.pattern: must be \"random\"" },
+	{ HEAD STEP(SEND0 ", \"fill\": {\"seed\": \"x\"}}", RECV0), "$.steps[0].sends[0].fill.seed" },
+	{ HEAD STEP(SEND0 ", \"fill\": 3}", RECV0), "$.steps[0].sends[0].fill: must be an object" },
+	{ HEAD STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"error\": {\"code\": 5}}", RECV0), "$.steps[0].sends[0].error.code: must be a status code name" },
+	{ HEAD STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"error\": {\"code\": \"NOT_FOUND\", \"message\": 5}}", RECV0), "$.steps[0].sends[0].error.message" },
+	{ HEAD STEP(SEND0 ", \"memory\": 5}", RECV0), "$.steps[0].sends[0].memory: must be \"pool\" or \"unregistered\"" },
+	{ HEAD STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"dead\": true, \"memory\": \"unregistered\"}", RECV0), "$.steps[0].sends[0].memory: unregistered memory holds a live host tensor" },
+	{ HEAD STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"string\", \"shape\": [1], \"memory\": \"unregistered\"}", RECV0), "$.steps[0].sends[0].memory: unregistered memory" },
+	{ HEAD STEP(SEND0 ", \"dead\": \"yes\"}", RECV0), "$.steps[0].sends[0].dead" },
+	{ HEAD STEP(SEND0 ", \"repeat\": \"x\"}", RECV0), "$.steps[0].sends[0].repeat" },
+	{ HEAD STEP(SEND0 ", \"stagger_ns\": -1}", RECV0), "$.steps[0].sends[0].stagger_ns" },
+	{ HEAD STEP("{\"from\": 0, \"to\": 2, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [8]}", RECV0), "$.steps[0].sends[0].to" },
+	{ HEAD STEP("{\"from\": 0, \"to\": 1, \"name\": 5, \"dtype\": \"float\", \"shape\": [8]}", RECV0), "$.steps[0].sends[0].name" },
+	{ HEAD STEP(SEND0 ", \"at_ns\": \"x\"}", RECV0), "$.steps[0].sends[0].at_ns" },
+	{ HEAD STEP(SEND0 "}", "7"), "$.steps[0].recvs[0]: must be an object" },
+	{ HEAD STEP(SEND0 "}", "{\"node\": 2, \"from\": 0, \"name\": \"t\"}"), "$.steps[0].recvs[0].node" },
+	{ HEAD STEP(SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": 5}"), "$.steps[0].recvs[0].name" },
+	{ HEAD STEP(SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"at_ns\": \"x\"}"), "$.steps[0].recvs[0].at_ns" },
+	{ HEAD STEP(SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"repeat\": \"x\"}"), "$.steps[0].recvs[0].repeat" },
+	{ HEAD STEP(SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"bogus\": 1}"), "$.steps[0].recvs[0]" },
+	{ HEAD "\"steps\": [{\"sends\": [" SEND0 "}], \"recvs\": 4}]}", "$.steps[0].recvs: must be an array" },
+	{ HEAD "\"steps\": [{\"sends\": 4}]}", "$.steps[0].sends: must be an array" },
+	{ HEAD STEP(SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"error\": 5}}"), "$.steps[0].recvs[0].expect.error" },
+	{ HEAD STEP(SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"error\": \"NOT_FOUND\", \"message\": 5}}"), "$.steps[0].recvs[0].expect.message" },
+	{ HEAD STEP(SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": \"maybe\"}"), "$.steps[0].recvs[0].expect: must be \"ok\", \"any\"" },
+	{ HEAD STEP(SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": 5}"), "$.steps[0].recvs[0].expect: must be \"ok\", \"any\"" },
+	{ HEAD STEP(SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"dtype\": 5}}"), "$.steps[0].recvs[0].expect.dtype: must be a dtype name string" },
+	{ HEAD STEP(SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"\"}"), "$.steps[0].recvs[0]: 'name' must not be empty" },
+	{ HEAD STEP(SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"stagger_ns\": -1}"), "$.steps[0].recvs[0].stagger_ns" },
+	{ HEAD STEP(SEND0 ", \"placement\": 5}", RECV0), "$.steps[0].sends[0].placement: must be \"host\" or \"device\"" },
+	{ HEAD STEP("7", RECV0), "$.steps[0].sends[0]: must be an object" },
+};
+
+START_TEST(test_scenario_refused)
+{
+	check_bad(bad_rv, sizeof(bad_rv) / sizeof(bad_rv[0]), "rv");
+}
+END_TEST
+
+/* ---- the shrinker's edits, applied by hand ------------------------------------- */
+
+static const struct tv_tb_shrink_edit *edit_named(const char *what)
+{
+	for (size_t i = 0; i < RV_NEDITS; i++)
+		if (!strcmp(rv_edits[i]->what, what))
+			return rv_edits[i];
+	ck_abort_msg("no edit '%s'", what);
+	return NULL;
+}
+
+static json_t *jload(const char *text)
+{
+	json_error_t je;
+	json_t *j = json_loads(text, 0, &je);
+
+	ck_assert_msg(j != NULL, "%s", je.text);
+	return j;
+}
+
+static void assert_json(json_t *j, const char *want)
+{
+	json_t *w = jload(want);
+	char *got = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+
+	ck_assert_msg(json_equal(j, w), "got %s", got);
+	free(got);
+	json_decref(w);
+}
+
+/* An error or a dead send becomes one plain byte; placement and memory go. */
+START_TEST(test_shrink_send_simpler)
+{
+	const struct tv_tb_shrink_edit *e = edit_named("simplify a send");
+	struct tv_tb_shrink_state cur = { .ops = 2 };
+	json_t *sc = jload("{\"nodes\": 2, \"steps\": [{\"sends\": ["
+		"{\"from\": 0, \"to\": 1, \"name\": \"a\", \"error\": {\"code\": \"NOT_FOUND\"}},"
+		"{\"from\": 0, \"to\": 1, \"name\": \"b\", \"dtype\": \"float\", \"shape\": [4],"
+		" \"placement\": \"device\"},"
+		"{\"from\": 0, \"to\": 1, \"name\": \"c\", \"dtype\": \"float\", \"dead\": true}]}]}");
+
+	/* send 0, case 4: the error goes. */
+	ck_assert_int_eq(e->fn(sc, 0 * 6 + 4, &cur), 0);
+	/* send 1, case 4: neither error nor dead. */
+	ck_assert_int_eq(e->fn(sc, 1 * 6 + 4, &cur), -EAGAIN);
+	/* send 1, case 3: the placement goes; then nothing is left to drop. */
+	ck_assert_int_eq(e->fn(sc, 1 * 6 + 3, &cur), 0);
+	ck_assert_int_eq(e->fn(sc, 1 * 6 + 3, &cur), -EAGAIN);
+	/* send 2, case 4: dead goes. */
+	ck_assert_int_eq(e->fn(sc, 2 * 6 + 4, &cur), 0);
+	/* send 2, case 0: a shape of one element halves to itself? */
+	ck_assert_int_eq(e->fn(sc, 3 * 6, &cur), -ENOENT);
+	assert_json(sc, "{\"nodes\": 2, \"steps\": [{\"sends\": ["
+		"{\"from\": 0, \"to\": 1, \"name\": \"a\", \"dtype\": \"uint8\", \"shape\": [1]},"
+		"{\"from\": 0, \"to\": 1, \"name\": \"b\", \"dtype\": \"float\", \"shape\": [4]},"
+		"{\"from\": 0, \"to\": 1, \"name\": \"c\", \"dtype\": \"uint8\", \"shape\": [1]}]}]}");
+	json_decref(sc);
+}
+END_TEST
+
+/* A node only a recv names (no send) is still in use: not dropped. */
+START_TEST(test_shrink_drop_node_recv_only)
+{
+	const struct tv_tb_shrink_edit *e = edit_named("drop a node");
+	struct tv_tb_shrink_state cur = { .ops = 1 };
+	json_t *sc = jload("{\"nodes\": 4, \"steps\": [{\"sends\": ["
+		"{\"from\": 0, \"to\": 1, \"name\": \"a\", \"dtype\": \"float\", \"shape\": [4]}],"
+		" \"recvs\": [{\"node\": 3, \"from\": 0, \"name\": \"a\"}]}],"
+		" \"links\": [{\"from\": 2, \"to\": 3}, {\"from\": 0, \"to\": 3}]}");
+
+	ck_assert_int_eq(e->fn(sc, 3, &cur), -EAGAIN);
+	ck_assert_int_eq(e->fn(sc, 4, &cur), -ENOENT);
+	/* Node 2 is unused: it goes, its link with it, 3 becomes 2. */
+	ck_assert_int_eq(e->fn(sc, 2, &cur), 0);
+	assert_json(sc, "{\"nodes\": 3, \"steps\": [{\"sends\": ["
+		"{\"from\": 0, \"to\": 1, \"name\": \"a\", \"dtype\": \"float\", \"shape\": [4]}],"
+		" \"recvs\": [{\"node\": 2, \"from\": 0, \"name\": \"a\"}]}],"
+		" \"links\": [{\"from\": 0, \"to\": 2}]}");
+	json_decref(sc);
+}
+END_TEST
+
+/* ---- the swarm's generator -------------------------------------------------- */
+
+/* Every scenario the generator draws is one the loader takes. */
+START_TEST(test_swarm_gen_valid)
+{
+	for (uint64_t seed = 0; seed < 100; seed++) {
+		struct tv_tb_scenario *sc = NULL;
+		char err[TV_TB_ERR_MAX];
+		json_t *j = NULL;
+		char *text;
+
+		ck_assert_int_eq(rv_generate(seed, 0, &j), 0);
+		ck_assert_ptr_nonnull(json_object_get(j, "steps"));
+		text = json_dumps(j, 0);
+		ck_assert_ptr_nonnull(text);
+		ck_assert_msg(tv_tb_scenario_load_string(text, "gen", &sc, err) == 0,
+			      "seed %" PRIu64 ": %s", seed, err);
+		tv_tb_scenario_free(sc);
+		free(text);
+		json_decref(j);
+	}
+}
+END_TEST
+
+/* ---- the suite -------------------------------------------------------------- */
+
+#define ADD(fn) do { TCase *tc = tcase_create(#fn); \
+	tcase_set_timeout(tc, 120); tcase_add_test(tc, fn); \
+	suite_add_tcase(s, tc); } while (0)
+
+int main(void)
+{
+	Suite *s = suite_create("wl_rendezvous_cov");
+	SRunner *sr;
+	int failed;
+
+	ADD(test_chk_two_in_flight);
+	ADD(test_chk_stray_ack);
+	ADD(test_chk_event_bad_node);
+	ADD(test_chk_msg_writes);
+	ADD(test_chk_tensor_writes);
+	ADD(test_chk_dup_write);
+	ADD(test_chk_channel_error_counted);
+	ADD(test_helper_names);
+	ADD(test_run_many_hung_recvs);
+	ADD(test_run_repeat_error_message);
+	ADD(test_run_error_message_differs);
+	ADD(test_run_expect_mismatches);
+	ADD(test_scenario_refused);
+	ADD(test_shrink_send_simpler);
+	ADD(test_shrink_drop_node_recv_only);
+	ADD(test_swarm_gen_valid);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
