@@ -791,9 +791,14 @@ static bool fire_again(const struct tv_tb_tap *t, const size_t *fx,
 	uint64_t hit = (uint64_t)json_integer_value(nh ? nh :
 					json_object_get(l, "hit"));
 	json_int_t node = json_integer_value(json_object_get(l, "node"));
+	const char *name = json_string_value(json_object_get(l, "point"));
 	size_t n;
 
-	pt = tv_flt_point_find(json_string_value(json_object_get(l, "point")));
+	/*
+	 * A FIRE line without a "point" string fired nothing we know (the
+	 * plan skips it too): tv_flt_point_find(NULL) crashed the replay.
+	 */
+	pt = name ? tv_flt_point_find(name) : NULL;
 	if (!pt)
 		return false;
 	pts = tv_flt_points(&n);

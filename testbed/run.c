@@ -456,6 +456,10 @@ int tb_run(const struct tv_tb_scenario *sc, const struct tv_tb_run_opts *opts,
 	if (!rc) {
 		run_world(r);
 		check_all(r);
+	} else if (!r->fails.count) {
+		/* A run that never ran must not pass: say which part refused. */
+		tv_tb_fail(r, TV_TB_FK_RUNNER, "%s: the run's set-up failed: %s",
+			   sc->ops->name, strerror(-rc));
 	}
 	teardown(r);
 	r->res.failures = r->fails.count;

@@ -252,8 +252,12 @@ static int load_input(const char *path, json_t **sc_p, struct shrink *s,
 	sc = json_load_file(path, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
 			    &jerr);
 	if (!json_is_object(sc)) {
-		snprintf(err, cap, "%s:%d: %s", path, jerr.line,
-			 sc ? "not a JSON object" : jerr.text);
+		/* Valid JSON that is no object has no line (jerr.line is -1). */
+		if (sc)
+			snprintf(err, cap, "%s: not a JSON object", path);
+		else
+			snprintf(err, cap, "%s:%d: %s", path, jerr.line,
+				 jerr.text);
 		json_decref(sc);
 		return -EINVAL;
 	}

@@ -169,6 +169,15 @@ static void worker_main(const struct tv_tb_swarm_opts *a, unsigned j, int fd)
 {
 	struct swarm_rec rec;
 
+	/*
+	 * The default actions, whatever the embedding program installed:
+	 * SIGALRM must end a hung worker, and the SIGTERM that ends a worker
+	 * no longer needed must end only it (Check's handler, inherited,
+	 * killed the test's whole process group).
+	 */
+	signal(SIGALRM, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+
 	for (uint64_t s = a->first + j; s < a->first + a->seeds; s += a->jobs) {
 		/* A seed that never ends is a hang: SIGALRM ends the worker. */
 		alarm(SWARM_SEED_WALL_S);

@@ -595,8 +595,19 @@ int tb_trace_reader_next(struct tb_trace_reader *r, json_t **obj_p,
 
 	errno = 0;
 	n = getline(&r->buf, &r->cap, r->f);
-	if (n < 0)
-		return errno ? -errno : -ENODATA;
+	if (n < 0) {
+		int e = errno;
+
+		if (!e)
+			return -ENODATA;
+		/*
+		 * A read error (a directory given as the trace: EISDIR) must
+		 * say so: callers report err, which was left empty, and
+		 * replay called a directory "malformed" with no message.
+		 */
+		snprintf(err, TB_TRACE_ERR_MAX, "%s: %s", r->path, strerror(e));
+		return -e;
+	}
 	r->line++;
 	if (n > 0 && r->buf[n - 1] == '\n')
 		r->buf[--n] = '\0';

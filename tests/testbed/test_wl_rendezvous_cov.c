@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tensorverbs/engine.h>
 #include <tensorverbs/sim.h>
@@ -730,6 +731,353 @@ START_TEST(test_swarm_gen_valid)
 }
 END_TEST
 
+/* ---- added: trace lines, outcome rule arms, drop edits, late + crash ------ */
+
+/*
+ * An engine event of a kind the trace has no name for is recorded under
+ * its number; a RECV_DONE whose code is out of range, and any other kind
+ * with a code, record the code as a number.
+ */
+START_TEST(test_trace_unknown_kind)
+{
+	char path[] = "/tmp/tv_rv_cov_traceXXXXXX";
+	struct tv_tb_scenario *sc;
+	struct tv_tb_trace *tr;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char err[TV_TB_ERR_MAX], line[65536];
+	size_t n77 = 0, nneg = 0;
+	FILE *f;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_msg(tv_tb_scenario_load_string(basic, "cov", &sc, err) == 0,
+		      "%s", err);
+	ck_assert_int_eq(tv_tb_trace_create(path, sc, NULL, 1, NULL, &tr), 0);
+	tv_tb_run_opts_init(&o, sc);
+	o.seed = 1;
+	o.trace = tr;
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	ck_assert_uint_eq(tv_tb_run_failures(run)->count, 0);
+	{
+		struct tv_engine_event ev = {
+			.kind = (enum tv_engine_event_kind)77, .node = 0,
+			.peer = 1, .code = 5, .length = 3,
+		};
+
+		rv_trace_engine_event(run, &ev);
+		ev.kind = TV_EV_RECV_DONE;
+		ev.code = -1;
+		ev.name = "neg";
+		rv_trace_engine_event(run, &ev);
+		ev.code = TV_CODE_MAX + 1;
+		rv_trace_engine_event(run, &ev);
+	}
+	ck_assert_int_eq(tv_tb_trace_finish(tr, run), 0);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		json_error_t je;
+		json_t *j = json_loads(line, 0, &je), *k;
+
+		ck_assert_msg(j != NULL, "%s", je.text);
+		k = json_object_get(j, "kind");
+		if (json_is_string(k) && !strcmp(json_string_value(k), "77")) {
+			n77++;
+			ck_assert_str_eq(json_string_value(json_object_get(j, "src")),
+					 "engine");
+			ck_assert_int_eq(json_integer_value(json_object_get(j, "code")), 5);
+			ck_assert_int_eq(json_integer_value(json_object_get(j, "idx")), 0);
+			ck_assert(json_is_null(json_object_get(j, "msg")));
+			ck_assert(json_is_null(json_object_get(j, "off")));
+		}
+		if (json_is_string(json_object_get(j, "name")) &&
+		    !strcmp(json_string_value(json_object_get(j, "name")), "neg")) {
+			ck_assert(json_is_integer(json_object_get(j, "code")));
+			ck_assert_int_eq(json_integer_value(json_object_get(j, "code")),
+					 nneg ? TV_CODE_MAX + 1 : -1);
+			nneg++;
+		}
+		json_decref(j);
+	}
+	fclose(f);
+	unlink(path);
+	ck_assert_uint_eq(n77, 1);
+	ck_assert_uint_eq(nneg, 2);
+}
+END_TEST
+
+/*
+ * Receives that fail with what the sender published, where the outcome
+ * rule's other excuses are looked at and do not apply: DEADLINE_EXCEEDED
+ * with no receive deadline (not too late), RESOURCE_EXHAUSTED naming
+ * max_recv_bytes or not while a limit is set (published errors are not
+ * over the limit), NOT_FOUND with no message.  None is a failure.
+ */
+START_TEST(test_run_published_error_excuses)
+{
+	static const char text[] =
+		"{\"nodes\": 2, \"engine\": {\"max_recv_bytes\": 64, \"recv_timeout_ns\": 0},"
+		" \"steps\": [{\"sends\": ["
+		" {\"from\": 0, \"to\": 1, \"name\": \"d\", \"error\": {\"code\": \"DEADLINE_EXCEEDED\", \"message\": \"slow\"}},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"m\", \"error\": {\"code\": \"RESOURCE_EXHAUSTED\", \"message\": \"over max_recv_bytes\"}},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"r\", \"error\": {\"code\": \"RESOURCE_EXHAUSTED\", \"message\": \"full\"}},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"n\", \"error\": {\"code\": \"NOT_FOUND\"}},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"k\", \"dtype\": \"float\", \"shape\": [4]}],"
+		" \"recvs\": ["
+		" {\"node\": 1, \"from\": 0, \"name\": \"d\", \"expect\": {\"error\": \"DEADLINE_EXCEEDED\", \"message\": \"slow\"}},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"m\", \"expect\": {\"error\": \"RESOURCE_EXHAUSTED\"}},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"r\", \"expect\": \"any\"},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"n\", \"expect\": {\"error\": \"NOT_FOUND\"}},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"k\"}]}]}";
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_text(text, 9, NULL, &sc);
+
+	ck_assert_msg(tv_tb_run_failures(run)->count == 0, "%s",
+		      tv_tb_run_failures(run)->msgs[0]);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_failed, 4);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 1);
+	ck_assert_str_eq(tv_tb_run_outcome(run), "PASS");
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/*
+ * A string tensor over max_recv_bytes: the engine refuses it, and the
+ * runner takes the engine's word for a string's size.  A string expected
+ * with another length is an EXPECT failure.
+ */
+START_TEST(test_run_string_over_limit)
+{
+	static const char text[] =
+		"{\"nodes\": 2, \"engine\": {\"max_recv_bytes\": 32},"
+		" \"steps\": [{\"sends\": ["
+		" {\"from\": 0, \"to\": 1, \"name\": \"s\", \"dtype\": \"string\", \"shape\": [2],"
+		" \"strings\": [\"0123456789abcdef0123456789abcdef\", \"0123456789abcdef0123456789abcdef\"]},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"u\", \"dtype\": \"string\", \"shape\": [1], \"strings\": [\"ab\"]}],"
+		" \"recvs\": ["
+		" {\"node\": 1, \"from\": 0, \"name\": \"s\", \"expect\": {\"error\": \"RESOURCE_EXHAUSTED\", \"message\": \"max_recv_bytes\"}},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"u\", \"expect\": {\"strings\": [\"abc\"]}}]}]}";
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_text(text, 4, NULL, &sc);
+	const struct tv_tb_failures *f = tv_tb_run_failures(run);
+
+	ck_assert_msg(f->count == 1, "%zu: %s", (size_t)f->count, f->msgs[0]);
+	ck_assert_int_eq(f->first, TV_TB_FK_EXPECT);
+	ck_assert_uint_eq(fails_with(run,
+		"recv 'u' from node 0: string element 0 differs from the expected \"abc\""), 1);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_failed, 1);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 1);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* A recv with no send of its own goes alone; blocks past the halves. */
+START_TEST(test_shrink_drop_unmatched_and_blocks)
+{
+	const struct tv_tb_shrink_edit *tr = edit_named("drop a transfer");
+	const struct tv_tb_shrink_edit *bl = edit_named("drop a block of transfers");
+	struct tv_tb_shrink_state cur = { .ops = 6 };
+	json_t *sc = jload("{\"nodes\": 2, \"steps\": [{\"sends\": ["
+		"{\"from\": 0, \"to\": 1, \"name\": \"a\"}],"
+		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"x\"},"
+		" {\"node\": 1, \"from\": 1, \"name\": \"a\"},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"a\"}]}]}");
+
+	/* Recv 0 ('x'): no send of that name; recv 1: another sender. */
+	ck_assert_int_eq(tr->fn(sc, 0, &cur), 0);
+	ck_assert_int_eq(tr->fn(sc, 0, &cur), 0);
+	assert_json(sc, "{\"nodes\": 2, \"steps\": [{\"sends\": ["
+		"{\"from\": 0, \"to\": 1, \"name\": \"a\"}],"
+		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"a\"}]}]}");
+	json_decref(sc);
+
+	/* Eight unasked sends: halves of 4 (places 0, 1), then pairs (2..5). */
+	sc = jload("{\"nodes\": 2, \"steps\": [{\"sends\": ["
+		"{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"c\"}, {\"name\": \"d\"},"
+		" {\"name\": \"e\"}, {\"name\": \"f\"}, {\"name\": \"g\"}, {\"name\": \"h\"}]}]}");
+	ck_assert_int_eq(bl->fn(sc, 6, &cur), -ENOENT);
+	ck_assert_int_eq(bl->fn(sc, 3, &cur), 0);      /* pair 1: c, d */
+	assert_json(sc, "{\"nodes\": 2, \"steps\": [{\"sends\": ["
+		"{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"e\"},"
+		" {\"name\": \"f\"}, {\"name\": \"g\"}, {\"name\": \"h\"}]}]}");
+	/* Six left: halves of 3 only (3 / 2 is no pair); place 2 is past. */
+	ck_assert_int_eq(bl->fn(sc, 2, &cur), -ENOENT);
+	ck_assert_int_eq(bl->fn(sc, 1, &cur), 0);
+	assert_json(sc, "{\"nodes\": 2, \"steps\": [{\"sends\": ["
+		"{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"e\"}]}]}");
+	json_decref(sc);
+	/* Five: halves of 2 in three blocks, the last one short. */
+	sc = jload("{\"nodes\": 2, \"steps\": [{\"sends\": ["
+		"{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"c\"},"
+		" {\"name\": \"d\"}, {\"name\": \"e\"}]}]}");
+	ck_assert_int_eq(bl->fn(sc, 2, &cur), 0);
+	assert_json(sc, "{\"nodes\": 2, \"steps\": [{\"sends\": ["
+		"{\"name\": \"a\"}, {\"name\": \"b\"}, {\"name\": \"c\"}, {\"name\": \"d\"}]}]}");
+	json_decref(sc);
+}
+END_TEST
+
+/*
+ * node/crash on the early node of a late pair before the late node
+ * starts (at 5 ms).  Restarted after the start (arg 10 ms): the late
+ * connect finds it down and leaves the pair to the restart, which
+ * connects it.  Restarted before (2 ms): the restart leaves the pair (not
+ * due yet) to the late connect.  Restarted at the very start (4.9 ms).
+ * The early node either way round (late node 1, or 0).  Every variant:
+ * the crashed receive is skipped, and the next step goes through.
+ */
+START_TEST(test_crash_late_pair)
+{
+	static const struct { unsigned late; unsigned long arg; } v[] = {
+		{ 1, 10000000 }, { 1, 2000000 }, { 0, 10000000 }, { 0, 2000000 },
+		{ 1, 4900000 }, { 0, 4900000 },
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		unsigned late = v[i].late, early = 1 - late;
+		char text[2048];
+		struct tv_tb_scenario *sc;
+		struct tv_tb_run *run;
+		const struct tv_tb_result *res;
+
+		snprintf(text, sizeof(text),
+			"{\"nodes\": 2, \"engine\": {\"queue_depth\": 8, \"recv_timeout_ns\": 50000000},"
+			" \"late_nodes\": [{\"node\": %u, \"start_ns\": 5000000}],"
+			" \"faults\": [{\"point\": \"node/crash\", \"after_ns\": 100000, \"count\": 1, \"arg\": %lu}],"
+			" \"steps\": [{\"sends\": [{\"from\": %u, \"to\": %u, \"name\": \"a\", \"dtype\": \"float\", \"shape\": [4], \"at_ns\": 5000000}],"
+			" \"recvs\": [{\"node\": %u, \"from\": %u, \"name\": \"a\", \"at_ns\": 100000, \"expect\": \"any\"}]},"
+			" {\"at_ns\": 30000000, \"sends\": [{\"from\": %u, \"to\": %u, \"name\": \"b\", \"dtype\": \"float\", \"shape\": [4]},"
+			" {\"from\": %u, \"to\": %u, \"name\": \"c\", \"dtype\": \"int32\", \"shape\": [2]}],"
+			" \"recvs\": [{\"node\": %u, \"from\": %u, \"name\": \"b\"}, {\"node\": %u, \"from\": %u, \"name\": \"c\"}]}],"
+			" \"expect_faults\": {\"node/crash\": 1}}",
+			late, v[i].arg, late, early, early, late,
+			late, early, early, late, early, late, late, early);
+		run = run_text(text, 3, NULL, &sc);
+		res = tv_tb_run_result(run);
+		ck_assert_msg(tv_tb_run_failures(run)->count == 0, "%zu: %s", i,
+			      tv_tb_run_failures(run)->msgs[0]);
+		ck_assert_uint_eq(res->ops_ok, 2);
+		ck_assert_uint_eq(res->ops_failed, 0);
+		ck_assert_str_eq(tv_tb_run_outcome(run), "PASS");
+		tv_tb_run_free(run);
+		tv_tb_scenario_free(sc);
+	}
+}
+END_TEST
+
+/*
+ * The simpler-send edits that do not apply (no shape, strings, already
+ * bytes, no dtype), the world's sim and queue depth edits, the re-aiming
+ * edits past 16 transfers, and a node dropped with keys that are not
+ * numbers, a recv naming the node only as its sender, late nodes and
+ * per-node stats.
+ */
+START_TEST(test_shrink_edit_edges)
+{
+	const struct tv_tb_shrink_edit *se = edit_named("simplify a send");
+	const struct tv_tb_shrink_edit *w = edit_named("simplify the world");
+	const struct tv_tb_shrink_edit *ra = edit_named("drop a transfer, aim the fault anew");
+	const struct tv_tb_shrink_edit *dr = edit_named("drop a transfer with a fault rule");
+	const struct tv_tb_shrink_edit *dn = edit_named("drop a node");
+	struct tv_tb_shrink_state cur = { .ops = 4 }, many = { .ops = 17 };
+	json_t *sc = jload("{\"nodes\": 2, \"steps\": [{\"sends\": ["
+		"{\"from\": 0, \"to\": 1, \"name\": \"a\", \"dtype\": \"float\"},"
+		"{\"from\": 0, \"to\": 1, \"name\": \"b\", \"dtype\": \"string\", \"shape\": [1], \"strings\": [\"x\"]},"
+		"{\"from\": 0, \"to\": 1, \"name\": \"c\", \"dtype\": \"uint8\", \"shape\": [2]},"
+		"{\"from\": 0, \"to\": 1, \"name\": \"d\", \"shape\": [2]}]}]}");
+
+	ck_assert_int_eq(se->fn(sc, 0 * 6 + 0, &cur), -EAGAIN);
+	ck_assert_int_eq(se->fn(sc, 0 * 6 + 1, &cur), -EAGAIN);
+	ck_assert_int_eq(se->fn(sc, 1 * 6 + 0, &cur), -EAGAIN);
+	ck_assert_int_eq(se->fn(sc, 1 * 6 + 1, &cur), -EAGAIN);
+	ck_assert_int_eq(se->fn(sc, 2 * 6 + 2, &cur), -EAGAIN);
+	ck_assert_int_eq(se->fn(sc, 3 * 6 + 2, &cur), -EAGAIN);
+	ck_assert_int_eq(se->fn(sc, 1 * 6 + 2, &cur), 0);
+	assert_json(sc, "{\"nodes\": 2, \"steps\": [{\"sends\": ["
+		"{\"from\": 0, \"to\": 1, \"name\": \"a\", \"dtype\": \"float\"},"
+		"{\"from\": 0, \"to\": 1, \"name\": \"b\", \"dtype\": \"uint8\", \"shape\": [1]},"
+		"{\"from\": 0, \"to\": 1, \"name\": \"c\", \"dtype\": \"uint8\", \"shape\": [2]},"
+		"{\"from\": 0, \"to\": 1, \"name\": \"d\", \"shape\": [2]}]}]}");
+	json_decref(sc);
+
+	/* Places 11 (sim.jitter_ns_max) and 12 (queue_depth 4); 13 is past. */
+	sc = jload("{\"nodes\": 2, \"sim\": {\"jitter_ns_max\": 5, \"profile\": \"rxe\"},"
+		   " \"engine\": {\"queue_depth\": 16}, \"steps\": [],"
+		   " \"faults\": [{\"point\": \"vf/ack/drop\", \"nth\": 3, \"count\": 1}]}");
+	ck_assert_int_eq(w->fn(sc, 11, &cur), 0);
+	ck_assert_int_eq(w->fn(sc, 11, &cur), -EAGAIN);
+	ck_assert_int_eq(w->fn(sc, 12, &cur), 0);
+	ck_assert_int_eq(w->fn(sc, 12, &cur), -EAGAIN);
+	ck_assert_int_eq(w->fn(sc, 13, &cur), -ENOENT);
+	/* More than 16 transfers: no re-aiming, no rule dropped with one. */
+	ck_assert_int_eq(ra->fn(sc, 0, &many), -ENOENT);
+	ck_assert_int_eq(dr->fn(sc, 0, &many), -ENOENT);
+	assert_json(sc, "{\"nodes\": 2, \"sim\": {\"profile\": \"rxe\"},"
+		    " \"engine\": {\"queue_depth\": 4}, \"steps\": [],"
+		    " \"faults\": [{\"point\": \"vf/ack/drop\", \"nth\": 3, \"count\": 1}]}");
+	json_decref(sc);
+	/* An engine with no queue_depth gets one of 4. */
+	sc = jload("{\"nodes\": 2, \"engine\": {}}");
+	ck_assert_int_eq(w->fn(sc, 12, &cur), 0);
+	assert_json(sc, "{\"nodes\": 2, \"engine\": {\"queue_depth\": 4}}");
+	json_decref(sc);
+
+	sc = jload("{\"nodes\": 4, \"steps\": [{\"sends\": ["
+		"{\"from\": 0, \"to\": 1, \"name\": \"a\"},"
+		"{\"from\": 0, \"to\": \"z\", \"name\": \"c\"}],"
+		" \"recvs\": [{\"node\": 1, \"from\": 3, \"name\": \"b\"}]}],"
+		" \"links\": [{\"from\": 0, \"to\": 3}, {\"from\": 2, \"to\": 1}],"
+		" \"late_nodes\": [{\"node\": 3, \"start_ns\": 5}],"
+		" \"expect_stats\": [{\"node\": 2, \"recvs_ok\": 1}, {\"recvs_ok\": 2}]}");
+	ck_assert_int_eq(dn->fn(sc, 3, &cur), -EAGAIN);   /* a recv's sender */
+	ck_assert_int_eq(dn->fn(sc, 2, &cur), 0);
+	assert_json(sc, "{\"nodes\": 3, \"steps\": [{\"sends\": ["
+		"{\"from\": 0, \"to\": 1, \"name\": \"a\"},"
+		"{\"from\": 0, \"to\": \"z\", \"name\": \"c\"}],"
+		" \"recvs\": [{\"node\": 1, \"from\": 2, \"name\": \"b\"}]}],"
+		" \"links\": [{\"from\": 0, \"to\": 2}],"
+		" \"late_nodes\": [{\"node\": 2, \"start_ns\": 5}],"
+		" \"expect_stats\": [{\"recvs_ok\": 2}]}");
+	json_decref(sc);
+}
+END_TEST
+
+/*
+ * engine/alloc at the instant an unregistered send wraps its memory: the
+ * wrap fails, the runner frees the buffer it made, and the send is
+ * refused (counted under faults, not a failure); its receive fails by its
+ * deadline, excused by the fault.
+ */
+START_TEST(test_run_unregistered_wrap_fails)
+{
+	static const char text[] =
+		"{\"nodes\": 2, \"engine\": {\"recv_timeout_ns\": 5000000},"
+		" \"faults\": [{\"point\": \"engine/alloc\", \"after_ns\": 1000000, \"before_ns\": 1000001, \"count\": 1}],"
+		" \"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"u\", \"dtype\": \"int32\", \"shape\": [16],"
+		" \"memory\": \"unregistered\", \"at_ns\": 1000000}],"
+		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"u\", \"expect\": {\"error\": \"DEADLINE_EXCEEDED\"}}]}],"
+		" \"expect_faults\": {\"engine/alloc\": 1}}";
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_text(text, 2, NULL, &sc);
+	const struct tv_tb_result *res = tv_tb_run_result(run);
+
+	ck_assert_msg(tv_tb_run_failures(run)->count == 0, "%s",
+		      tv_tb_run_failures(run)->msgs[0]);
+	ck_assert_uint_eq(res->refused, 1);
+	ck_assert_uint_eq(res->ops_failed, 1);
+	ck_assert_uint_eq(res->ops_ok, 0);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
 /* ---- the suite -------------------------------------------------------------- */
 
 #define ADD(fn) do { TCase *tc = tcase_create(#fn); \
@@ -758,6 +1106,13 @@ int main(void)
 	ADD(test_shrink_send_simpler);
 	ADD(test_shrink_drop_node_recv_only);
 	ADD(test_swarm_gen_valid);
+	ADD(test_trace_unknown_kind);
+	ADD(test_run_published_error_excuses);
+	ADD(test_run_string_over_limit);
+	ADD(test_shrink_drop_unmatched_and_blocks);
+	ADD(test_crash_late_pair);
+	ADD(test_shrink_edit_edges);
+	ADD(test_run_unregistered_wrap_fails);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
