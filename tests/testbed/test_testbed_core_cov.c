@@ -24,6 +24,7 @@
 #include <tensorverbs/vf.h>
 #include <tensorverbs/workload.h>
 
+#include "common/tb_files.h"
 #include "tb_int.h"
 
 static const char basic[] =
@@ -35,107 +36,6 @@ static const char basic[] =
 static const char wrong_shape[] =
 	"{\"nodes\": 2, \"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [4, 4]}],"
 	" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"shape\": [4, 5]}}]}]}";
-
-static char tmpdir[64];
-
-static void mk_tmpdir(void)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tv_tb_core.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void rm_tmpdir(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%.60s'", tmpdir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static void tmp_path(char *buf, size_t cap, const char *name)
-{
-	snprintf(buf, cap, "%.60s/%.60s", tmpdir, name);
-}
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fputs(text, f) >= 0, 1);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-static char *read_all(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	ck_assert_int_ge(n, 0);
-	rewind(f);
-	buf = calloc(1, (size_t)n + 1);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	return buf;
-}
-
-/* Line n (0-based) of text, a new string without the newline. */
-static char *line_of(const char *text, int n)
-{
-	const char *p = text, *e;
-
-	for (int i = 0; i < n; i++) {
-		p = strchr(p, '\n');
-		/* Not ck_assert: Check writes to its pipe at every assertion. */
-		if (!p)
-			ck_abort_msg("the text has no line %d", n);
-		p++;
-	}
-	e = strchr(p, '\n');
-	return strndup(p, e ? (size_t)(e - p) : strlen(p));
-}
-
-static int count_lines(const char *text)
-{
-	int n = 0;
-
-	for (const char *p = text; *p; p++)
-		n += *p == '\n';
-	return n;
-}
-
-/* Replace line n of text by repl (NULL: drop it), or append extra. */
-static char *edit_lines(const char *text, int n, const char *repl,
-			const char *extra)
-{
-	size_t cap = strlen(text) + (repl ? strlen(repl) : 0) +
-		     (extra ? strlen(extra) : 0) + 4;
-	char *out = calloc(1, cap), *o = out;
-	const char *p = text;
-
-	ck_assert_ptr_nonnull(out);
-	for (int i = 0; *p; i++) {
-		const char *e = strchr(p, '\n');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-
-		if (i != n) {
-			memcpy(o, p, len);
-			o += len;
-			*o++ = '\n';
-		} else if (repl) {
-			o += sprintf(o, "%s\n", repl);
-		}
-		p += len + (e ? 1 : 0);
-	}
-	if (extra)
-		strcpy(o, extra);
-	return out;
-}
 
 /* text with its header (line 0) changed by fn, written to tmpdir/name. */
 static void with_header(const char *text, const char *name, char *path,
@@ -154,69 +54,6 @@ static void with_header(const char *text, const char *name, char *path,
 	free(edited);
 	free(hdr);
 	json_decref(h);
-}
-
-static void replay_expect(const char *path, enum tv_tb_replay_state state,
-			  const char *msg)
-{
-	struct tv_tb_replay_report rep;
-
-	memset(&rep, 0, sizeof(rep));
-	ck_assert_int_eq(tv_tb_replay(path, &rep), 0);
-	ck_assert_msg(rep.state == state, "%s: state %d, err '%s'", path,
-		      rep.state, rep.err);
-	if (msg)
-		ck_assert_msg(strstr(rep.err, msg) != NULL,
-			      "%s: err '%s' lacks '%s'", path, rep.err, msg);
-	tv_tb_replay_report_free(&rep);
-}
-
-static void trace_text(const char *text, const char *name, uint64_t seed,
-		       const char *breakage, char *path, size_t cap)
-{
-	struct tv_tb_scenario *sc;
-	struct tv_tb_trace *t;
-	struct tv_tb_run_opts o;
-	struct tv_tb_run *run;
-	char err[TV_TB_ERR_MAX];
-
-	tmp_path(path, cap, name);
-	ck_assert_msg(tv_tb_scenario_load_string(text, name, &sc, err) == 0,
-		      "%s", err);
-	ck_assert_int_eq(tv_tb_trace_create(path, sc, "core.json", seed,
-					    breakage, &t), 0);
-	tv_tb_run_opts_init(&o, sc);
-	o.seed = seed;
-	o.trace = t;
-	o.breakage = breakage;
-	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
-	ck_assert_int_eq(tv_tb_trace_finish(t, run), 0);
-	tv_tb_run_free(run);
-	tv_tb_scenario_free(sc);
-}
-
-static void record_text(const char *text, const char *name, uint64_t seed,
-			const char *backend, char *path, size_t cap)
-{
-	struct tv_tb_scenario *sc;
-	struct tv_tb_tap *tap;
-	struct tv_tb_run_opts o;
-	struct tv_tb_run *run;
-	char err[TV_TB_ERR_MAX];
-
-	tmp_path(path, cap, name);
-	ck_assert_msg(tv_tb_scenario_load_string(text, name, &sc, err) == 0,
-		      "%s", err);
-	ck_assert_int_eq(tv_tb_record_create(path, sc, "core.json", seed,
-					     backend, &tap), 0);
-	tv_tb_run_opts_init(&o, sc);
-	o.seed = seed;
-	o.tap = tap;
-	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
-	ck_assert_int_eq(tv_tb_record_finish(tap, tv_tb_run_result(run),
-					     tv_tb_run_failures(run)), 0);
-	tv_tb_run_free(run);
-	tv_tb_scenario_free(sc);
 }
 
 /* ---- a workload of the test's own, with none of the optional hooks ------- */
@@ -413,18 +250,7 @@ static void register_toy(void)
 static struct tv_tb_run *run_text(const char *text, uint64_t seed,
 				  struct tv_tb_scenario **sc_p)
 {
-	struct tv_tb_scenario *sc;
-	struct tv_tb_run_opts o;
-	struct tv_tb_run *run;
-	char err[TV_TB_ERR_MAX];
-
-	ck_assert_msg(tv_tb_scenario_load_string(text, "core", &sc, err) == 0,
-		      "%s", err);
-	tv_tb_run_opts_init(&o, sc);
-	o.seed = seed;
-	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
-	*sc_p = sc;
-	return run;
+	return run_scenario_text(text, seed, NULL, sc_p);
 }
 
 static char *summary_of(const struct tv_tb_run *run)
@@ -454,7 +280,7 @@ START_TEST(test_toy_summary_fallbacks)
 	ck_assert_uint_eq(tv_tb_run_result(run)->crashes, 1);
 	ck_assert_uint_eq(((struct toy_run *)tv_tb_run_wl(run))->actor_seen, 1);
 	s = summary_of(run);
-	ck_assert_msg(strstr(s, "scenario    ct (core)\n") != NULL, "%s", s);
+	ck_assert_msg(strstr(s, "scenario    ct (cov)\n") != NULL, "%s", s);
 	ck_assert_msg(strstr(s, "faults      1 fired: node/crash x1\n") != NULL,
 		      "%s", s);
 	ck_assert_msg(strstr(s, "crashes     1 crashes, 1 restarts (0 failed), ") != NULL,
@@ -1164,12 +990,12 @@ START_TEST(test_trace_header_fields)
 		struct tv_tb_show_opts so = { .last = UINT64_MAX };
 		char want[128], err[1024] = "";
 
-		snprintf(want, sizeof(want), "%s: %s", tmpdir, strerror(EISDIR));
-		replay_expect(tmpdir, TV_TB_REPLAY_MALFORMED, want);
-		ck_assert_int_eq(tv_tb_replay_sim(tmpdir, &srep), -EISDIR);
+		snprintf(want, sizeof(want), "%s: %s", tmpdir_path(), strerror(EISDIR));
+		replay_expect(tmpdir_path(), TV_TB_REPLAY_MALFORMED, want);
+		ck_assert_int_eq(tv_tb_replay_sim(tmpdir_path(), &srep), -EISDIR);
 		ck_assert_msg(strstr(srep.err, want) != NULL, "%s", srep.err);
 		tv_tb_replay_sim_report_free(&srep);
-		ck_assert_int_eq(tv_tb_show(tmpdir, &so, err, sizeof(err)), -EISDIR);
+		ck_assert_int_eq(tv_tb_show(tmpdir_path(), &so, err, sizeof(err)), -EISDIR);
 		ck_assert_msg(strstr(err, want) != NULL, "%s", err);
 	}
 	free(text);

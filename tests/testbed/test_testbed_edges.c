@@ -20,6 +20,7 @@
 #include <tensorverbs/testbed.h>
 #include <tensorverbs/workload.h>
 
+#include "common/tb_files.h"
 #include "tb_int.h"
 
 static const char basic[] =
@@ -27,60 +28,7 @@ static const char basic[] =
 	" \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [8]}],"
 	" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\"}]}]}";
 
-static char tmpdir[64];
-
-static void mk_tmpdir(void)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tv_tb_edges.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void rm_tmpdir(void)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%.60s'", tmpdir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static void tmp_path(char *buf, size_t cap, const char *name)
-{
-	snprintf(buf, cap, "%.60s/%.60s", tmpdir, name);
-}
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fputs(text, f) >= 0, 1);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-static char *read_all(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	ck_assert_int_ge(n, 0);
-	rewind(f);
-	buf = calloc(1, (size_t)n + 1);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	return buf;
-}
-
 /* ---- scenarios refused, with the culprit's path ------------------------ */
-
-struct bad_sc {
-	const char *text;
-	const char *msg;   /* a part of err that names the culprit */
-};
 
 #define RV_SENDS "\"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [8]}], \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\"}]}]"
 #define RV_STEP(send, recv) "\"steps\": [{\"sends\": [" send "], \"recvs\": [" recv "]}]"
@@ -264,23 +212,6 @@ static const struct bad_sc bad_port[] = {
 	{ "{\"workload\": \"port\", \"nodes\": 8, \"programs\": [{\"kind\": \"allgather\", \"bytes\": 16777216}]}", "$.programs[0]: node 0 would need more than 64 MiB of buffers" },
 	{ "{\"workload\": \"port\", \"nodes\": 300, \"programs\": [{\"kind\": \"ping_pong\"}]}", "$.nodes" },
 };
-
-static void check_bad(const struct bad_sc *t, size_t n, const char *what)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct tv_tb_scenario *sc = NULL;
-		char err[TV_TB_ERR_MAX];
-		int rc = tv_tb_scenario_load_string(t[i].text, "edges", &sc,
-						    err);
-
-		ck_assert_msg(rc == -EINVAL, "%s[%zu]: rc %d (%s)", what, i, rc,
-			      rc ? err : "accepted");
-		ck_assert_ptr_null(sc);
-		ck_assert_msg(strstr(err, t[i].msg) != NULL,
-			      "%s[%zu]: err '%s' lacks '%s'", what, i, err,
-			      t[i].msg);
-	}
-}
 
 START_TEST(test_scenario_core_refused)
 {
@@ -585,18 +516,7 @@ END_TEST
 static struct tv_tb_run *run_text(const char *text, uint64_t seed,
 				  struct tv_tb_scenario **sc_p)
 {
-	struct tv_tb_scenario *sc;
-	struct tv_tb_run_opts o;
-	struct tv_tb_run *run;
-	char err[TV_TB_ERR_MAX];
-
-	ck_assert_msg(tv_tb_scenario_load_string(text, "edges", &sc, err) == 0,
-		      "%s", err);
-	tv_tb_run_opts_init(&o, sc);
-	o.seed = seed;
-	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
-	*sc_p = sc;
-	return run;
+	return run_scenario_text(text, seed, NULL, sc_p);
 }
 
 START_TEST(test_results_unwritable)
@@ -664,72 +584,6 @@ static char *make_trace(const char *name, char *path, size_t cap)
 	tv_tb_run_free(run);
 	tv_tb_scenario_free(sc);
 	return read_all(path);
-}
-
-/* Line n (0-based) of text, a new string without the newline. */
-static char *line_of(const char *text, int n)
-{
-	const char *p = text, *e;
-
-	for (int i = 0; i < n; i++) {
-		p = strchr(p, '\n');
-		ck_assert_ptr_nonnull(p);
-		p++;
-	}
-	e = strchr(p, '\n');
-	return strndup(p, e ? (size_t)(e - p) : strlen(p));
-}
-
-static int count_lines(const char *text)
-{
-	int n = 0;
-
-	for (const char *p = text; *p; p++)
-		n += *p == '\n';
-	return n;
-}
-
-/* Replace line n of text by repl (NULL: drop it), or append extra. */
-static char *edit_lines(const char *text, int n, const char *repl,
-			const char *extra)
-{
-	size_t cap = strlen(text) + (repl ? strlen(repl) : 0) +
-		     (extra ? strlen(extra) : 0) + 4;
-	char *out = calloc(1, cap), *o = out;
-	const char *p = text;
-
-	ck_assert_ptr_nonnull(out);
-	for (int i = 0; *p; i++) {
-		const char *e = strchr(p, '\n');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-
-		if (i != n) {
-			memcpy(o, p, len);
-			o += len;
-			*o++ = '\n';
-		} else if (repl) {
-			o += sprintf(o, "%s\n", repl);
-		}
-		p += len + (e ? 1 : 0);
-	}
-	if (extra)
-		strcpy(o, extra);
-	return out;
-}
-
-static void replay_expect(const char *path, enum tv_tb_replay_state state,
-			  const char *msg)
-{
-	struct tv_tb_replay_report rep;
-
-	memset(&rep, 0, sizeof(rep));
-	ck_assert_int_eq(tv_tb_replay(path, &rep), 0);
-	ck_assert_msg(rep.state == state, "%s: state %d, err '%s'", path,
-		      rep.state, rep.err);
-	if (msg)
-		ck_assert_msg(strstr(rep.err, msg) != NULL,
-			      "%s: err '%s' lacks '%s'", path, rep.err, msg);
-	tv_tb_replay_report_free(&rep);
 }
 
 START_TEST(test_trace_malformed)
@@ -1284,7 +1138,7 @@ START_TEST(test_run_max_events)
 	out = open_memstream(&buf, &len);
 	tv_tb_run_print_summary(run, out);
 	fclose(out);
-	ck_assert_msg(strstr(buf, "edges") != NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "cov") != NULL, "%s", buf);
 	free(buf);
 	tv_tb_run_free(run);
 	tv_tb_scenario_free(sc);
@@ -1474,30 +1328,6 @@ START_TEST(test_run_verbose)
 END_TEST
 
 /* ---- drawings of every workload's traces ---------------------------------- */
-
-static void trace_text(const char *text, const char *name, uint64_t seed,
-		       const char *breakage, char *path, size_t cap)
-{
-	struct tv_tb_scenario *sc;
-	struct tv_tb_trace *t;
-	struct tv_tb_run_opts o;
-	struct tv_tb_run *run;
-	char err[TV_TB_ERR_MAX];
-
-	tmp_path(path, cap, name);
-	ck_assert_msg(tv_tb_scenario_load_string(text, name, &sc, err) == 0,
-		      "%s", err);
-	ck_assert_int_eq(tv_tb_trace_create(path, sc, "edges.json", seed,
-					    breakage, &t), 0);
-	tv_tb_run_opts_init(&o, sc);
-	o.seed = seed;
-	o.trace = t;
-	o.breakage = breakage;
-	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
-	ck_assert_int_eq(tv_tb_trace_finish(t, run), 0);
-	tv_tb_run_free(run);
-	tv_tb_scenario_free(sc);
-}
 
 /* Draws path; the SVG and the Chrome JSON hold each of want (NULL-ended). */
 static void show_has(const char *path, const char *const *svg_want,
@@ -2034,30 +1864,6 @@ START_TEST(test_rendezvous_allowed_failures)
 END_TEST
 
 /* ---- recordings: made, merged, replayed, refused ------------------------- */
-
-static void record_text(const char *text, const char *name, uint64_t seed,
-			const char *backend, char *path, size_t cap)
-{
-	struct tv_tb_scenario *sc;
-	struct tv_tb_tap *tap;
-	struct tv_tb_run_opts o;
-	struct tv_tb_run *run;
-	char err[TV_TB_ERR_MAX];
-
-	tmp_path(path, cap, name);
-	ck_assert_msg(tv_tb_scenario_load_string(text, name, &sc, err) == 0,
-		      "%s", err);
-	ck_assert_int_eq(tv_tb_record_create(path, sc, "edges.json", seed,
-					     backend, &tap), 0);
-	tv_tb_run_opts_init(&o, sc);
-	o.seed = seed;
-	o.tap = tap;
-	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
-	ck_assert_int_eq(tv_tb_record_finish(tap, tv_tb_run_result(run),
-					     tv_tb_run_failures(run)), 0);
-	tv_tb_run_free(run);
-	tv_tb_scenario_free(sc);
-}
 
 static void merge_refused(const char *out, const char *const *paths, size_t n,
 			  int want_rc, const char *msg)

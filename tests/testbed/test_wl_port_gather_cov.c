@@ -16,52 +16,13 @@
 #include <tensorverbs/testbed.h>
 #include <tensorverbs/workload.h>
 
+#include "common/tb_files.h"
 #include "tb_int.h"
 #include "workloads/gather/gw.h"
 #include "workloads/port/pt.h"
 
 /* Not in a header: the registry (testbed/workloads.c) names it. */
 extern const struct tv_tb_workload_ops tv_gather_workload;
-
-struct bad_sc {
-	const char *text;
-	const char *msg;   /* a part of err that names the culprit */
-};
-
-static void check_bad(const struct bad_sc *t, size_t n, const char *what)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct tv_tb_scenario *sc = NULL;
-		char err[TV_TB_ERR_MAX];
-		int rc = tv_tb_scenario_load_string(t[i].text, "cov", &sc, err);
-
-		ck_assert_msg(rc == -EINVAL, "%s[%zu]: rc %d (%s)", what, i, rc,
-			      rc ? err : "accepted");
-		ck_assert_ptr_null(sc);
-		ck_assert_msg(strstr(err, t[i].msg) != NULL,
-			      "%s[%zu]: err '%s' lacks '%s'", what, i, err,
-			      t[i].msg);
-	}
-}
-
-static struct tv_tb_run *run_text(const char *text, uint64_t seed,
-				  const char *breakage,
-				  struct tv_tb_scenario **sc_p)
-{
-	struct tv_tb_scenario *sc;
-	struct tv_tb_run_opts o;
-	struct tv_tb_run *run;
-	char err[TV_TB_ERR_MAX];
-
-	ck_assert_msg(tv_tb_scenario_load_string(text, "cov", &sc, err) == 0,
-		      "%s", err);
-	tv_tb_run_opts_init(&o, sc);
-	o.seed = seed;
-	o.breakage = breakage;
-	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
-	*sc_p = sc;
-	return run;
-}
 
 static char *summary_of(const struct tv_tb_run *run)
 {
@@ -236,7 +197,7 @@ END_TEST
 START_TEST(test_port_empty_programs)
 {
 	struct tv_tb_scenario *sc;
-	struct tv_tb_run *run = run_text(
+	struct tv_tb_run *run = run_scenario_text(
 		PT_HEAD "\"programs\": [{\"kind\": \"ping_pong\", \"iters\": 0},"
 		" {\"kind\": \"packet_ping_pong\", \"iters\": 0, \"format\": \"ll8\"},"
 		" {\"kind\": \"sequence\", \"from\": 1, \"to\": 0, \"bytes\": 0,"
@@ -356,31 +317,6 @@ END_TEST
 
 /* ---- port: a connection that fails, traced and drawn ------------------------------ */
 
-static char tmpdir[64];
-
-static void tmp_path(char *buf, size_t cap, const char *name)
-{
-	snprintf(buf, cap, "%.60s/%.60s", tmpdir, name);
-}
-
-static char *read_all(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	ck_assert_int_ge(n, 0);
-	rewind(f);
-	buf = calloc(1, (size_t)n + 1);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	return buf;
-}
-
 /*
  * The QP of a ping-pong goes to ERR (vf/qp/error): the operations fail
  * with the connection's cause, which the scenario allows; the trace's
@@ -397,8 +333,7 @@ START_TEST(test_port_show_conn_error)
 	char err[TV_TB_ERR_MAX], path[128], svg[128], chrome[128], *s;
 	const struct tv_tb_result *res;
 
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tv_pg_cov.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	mk_tmpdir();
 	tmp_path(path, sizeof(path), "t.jsonl");
 	ck_assert_msg(tv_tb_scenario_load_string(
 		PT_HEAD "\"faults\": [{\"point\": \"vf/qp/error\", \"nth\": 3, \"count\": 1}],"
@@ -431,8 +366,7 @@ START_TEST(test_port_show_conn_error)
 	ck_assert_msg(strstr(s, "CONN_ERROR: ") != NULL, "%.300s", s);
 	ck_assert_msg(strstr(s, " FAIL") != NULL, "%.300s", s);
 	free(s);
-	snprintf(err, sizeof(err), "rm -rf '%.60s'", tmpdir);
-	ck_assert_int_eq(system(err), 0);
+	rm_tmpdir();
 }
 END_TEST
 
@@ -547,7 +481,7 @@ END_TEST
 START_TEST(test_gather_id_out_of_range)
 {
 	struct tv_tb_scenario *sc;
-	struct tv_tb_run *run = run_text(
+	struct tv_tb_run *run = run_scenario_text(
 		GW_HEAD "\"gather\": {\"rows\": 512, \"row_bytes\": 64},"
 		" \"batches\": [{\"node\": 0, \"ids\": [1, 600, 3]},"
 		" {\"node\": 0, \"ids\": [4, 300, 2], \"at_ns\": 1000}]}",

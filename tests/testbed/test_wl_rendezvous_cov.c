@@ -18,6 +18,7 @@
 #include <tensorverbs/testbed.h>
 #include <tensorverbs/workload.h>
 
+#include "common/tb_files.h"
 #include "tb_int.h"
 #include "rv_check.h"
 #include "rv_run.h"
@@ -25,46 +26,6 @@
 #include "rv_workload.h"
 #include "fill.h"
 #include "wire.h"
-
-struct bad_sc {
-	const char *text;
-	const char *msg;   /* a part of err that names the culprit */
-};
-
-static void check_bad(const struct bad_sc *t, size_t n, const char *what)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct tv_tb_scenario *sc = NULL;
-		char err[TV_TB_ERR_MAX];
-		int rc = tv_tb_scenario_load_string(t[i].text, "cov", &sc, err);
-
-		ck_assert_msg(rc == -EINVAL, "%s[%zu]: rc %d (%s)", what, i, rc,
-			      rc ? err : "accepted");
-		ck_assert_ptr_null(sc);
-		ck_assert_msg(strstr(err, t[i].msg) != NULL,
-			      "%s[%zu]: err '%s' lacks '%s'", what, i, err,
-			      t[i].msg);
-	}
-}
-
-static struct tv_tb_run *run_text(const char *text, uint64_t seed,
-				  const char *breakage,
-				  struct tv_tb_scenario **sc_p)
-{
-	struct tv_tb_scenario *sc;
-	struct tv_tb_run_opts o;
-	struct tv_tb_run *run;
-	char err[TV_TB_ERR_MAX];
-
-	ck_assert_msg(tv_tb_scenario_load_string(text, "cov", &sc, err) == 0,
-		      "%s", err);
-	tv_tb_run_opts_init(&o, sc);
-	o.seed = seed;
-	o.breakage = breakage;
-	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
-	*sc_p = sc;
-	return run;
-}
 
 /* How many of the run's kept failure texts hold `part`. */
 static size_t fails_with(const struct tv_tb_run *run, const char *part)
@@ -98,7 +59,7 @@ struct hand {
 
 static void hand_init(struct hand *h, uint32_t nodes)
 {
-	h->run = run_text(basic, 1, NULL, &h->sc);
+	h->run = run_scenario_text(basic, 1, NULL, &h->sc);
 	h->base = tv_tb_run_failures(h->run)->count;
 	ck_assert_uint_eq(h->base, 0);
 	ck_assert_int_eq(checker_init(&h->c, h->run, nodes), 0);
@@ -463,7 +424,7 @@ START_TEST(test_run_many_hung_recvs)
 		" \"dtype\": \"float\", \"shape\": [4], \"repeat\": 12}],"
 		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\", \"repeat\": 12}]}]}";
 	struct tv_tb_scenario *sc;
-	struct tv_tb_run *run = run_text(text, 3, "no-ack-timeout", &sc);
+	struct tv_tb_run *run = run_scenario_text(text, 3, "no-ack-timeout", &sc);
 	const struct tv_tb_failures *f = tv_tb_run_failures(run);
 
 	ck_assert_uint_eq(fails_with(run, "never completed (done callback not run at quiescence)"), 10);
@@ -498,7 +459,7 @@ START_TEST(test_run_repeat_error_message)
 		" {\"node\": 1, \"from\": 0, \"name\": \"b\", \"expect\": {\"fill\": {\"pattern\": \"random\", \"seed\": 4}}},"
 		" {\"node\": 1, \"from\": 0, \"name\": \"e\", \"expect\": {\"strings\": []}}]}]}";
 	struct tv_tb_scenario *sc;
-	struct tv_tb_run *run = run_text(text, 5, NULL, &sc);
+	struct tv_tb_run *run = run_scenario_text(text, 5, NULL, &sc);
 
 	ck_assert_msg(tv_tb_run_failures(run)->count == 0, "%s",
 		      tv_tb_run_failures(run)->msgs[0]);
@@ -519,7 +480,7 @@ START_TEST(test_run_error_message_differs)
 		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\","
 		" \"expect\": {\"error\": \"NOT_FOUND\", \"message\": \"here\"}}]}]}";
 	struct tv_tb_scenario *sc;
-	struct tv_tb_run *run = run_text(text, 5, NULL, &sc);
+	struct tv_tb_run *run = run_scenario_text(text, 5, NULL, &sc);
 
 	ck_assert_uint_eq(tv_tb_run_failures(run)->count, 1);
 	ck_assert_int_eq(tv_tb_run_failures(run)->first, TV_TB_FK_EXPECT);
@@ -551,7 +512,7 @@ START_TEST(test_run_expect_mismatches)
 		" {\"node\": 1, \"from\": 0, \"name\": \"b\", \"expect\": {\"fill\": {\"pattern\": \"iota\"}}},"
 		" {\"node\": 1, \"from\": 0, \"name\": \"z\", \"expect\": \"ok\"}]}]}";
 	struct tv_tb_scenario *sc;
-	struct tv_tb_run *run = run_text(text, 2, NULL, &sc);
+	struct tv_tb_run *run = run_scenario_text(text, 2, NULL, &sc);
 	const struct tv_tb_failures *f = tv_tb_run_failures(run);
 
 	ck_assert_uint_eq(f->count, 2);
@@ -835,7 +796,7 @@ START_TEST(test_run_published_error_excuses)
 		" {\"node\": 1, \"from\": 0, \"name\": \"n\", \"expect\": {\"error\": \"NOT_FOUND\"}},"
 		" {\"node\": 1, \"from\": 0, \"name\": \"k\"}]}]}";
 	struct tv_tb_scenario *sc;
-	struct tv_tb_run *run = run_text(text, 9, NULL, &sc);
+	struct tv_tb_run *run = run_scenario_text(text, 9, NULL, &sc);
 
 	ck_assert_msg(tv_tb_run_failures(run)->count == 0, "%s",
 		      tv_tb_run_failures(run)->msgs[0]);
@@ -864,7 +825,7 @@ START_TEST(test_run_string_over_limit)
 		" {\"node\": 1, \"from\": 0, \"name\": \"s\", \"expect\": {\"error\": \"RESOURCE_EXHAUSTED\", \"message\": \"max_recv_bytes\"}},"
 		" {\"node\": 1, \"from\": 0, \"name\": \"u\", \"expect\": {\"strings\": [\"abc\"]}}]}]}";
 	struct tv_tb_scenario *sc;
-	struct tv_tb_run *run = run_text(text, 4, NULL, &sc);
+	struct tv_tb_run *run = run_scenario_text(text, 4, NULL, &sc);
 	const struct tv_tb_failures *f = tv_tb_run_failures(run);
 
 	ck_assert_msg(f->count == 1, "%zu: %s", (size_t)f->count, f->msgs[0]);
@@ -959,7 +920,7 @@ START_TEST(test_crash_late_pair)
 			" \"expect_faults\": {\"node/crash\": 1}}",
 			late, v[i].arg, late, early, early, late,
 			late, early, early, late, early, late, late, early);
-		run = run_text(text, 3, NULL, &sc);
+		run = run_scenario_text(text, 3, NULL, &sc);
 		res = tv_tb_run_result(run);
 		ck_assert_msg(tv_tb_run_failures(run)->count == 0, "%zu: %s", i,
 			      tv_tb_run_failures(run)->msgs[0]);
@@ -1065,7 +1026,7 @@ START_TEST(test_run_unregistered_wrap_fails)
 		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"u\", \"expect\": {\"error\": \"DEADLINE_EXCEEDED\"}}]}],"
 		" \"expect_faults\": {\"engine/alloc\": 1}}";
 	struct tv_tb_scenario *sc;
-	struct tv_tb_run *run = run_text(text, 2, NULL, &sc);
+	struct tv_tb_run *run = run_scenario_text(text, 2, NULL, &sc);
 	const struct tv_tb_result *res = tv_tb_run_result(run);
 
 	ck_assert_msg(tv_tb_run_failures(run)->count == 0, "%s",

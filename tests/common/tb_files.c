@@ -1,0 +1,211 @@
+/* The testbed suites' files and texts (tb_files.h). */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tensorverbs/testbed.h>
+
+#include "tb_files.h"
+
+static char tmpdir[64];
+
+void mk_tmpdir(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tv_tb_test.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+void rm_tmpdir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%.60s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+const char *tmpdir_path(void)
+{
+	return tmpdir;
+}
+
+void tmp_path(char *buf, size_t cap, const char *name)
+{
+	snprintf(buf, cap, "%.60s/%.60s", tmpdir, name);
+}
+
+void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fputs(text, f) >= 0, 1);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_ge(n, 0);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+char *line_of(const char *text, int n)
+{
+	const char *p = text, *e;
+
+	for (int i = 0; i < n; i++) {
+		p = strchr(p, '\n');
+		/* Not ck_assert: Check writes to its pipe at every assertion. */
+		if (!p)
+			ck_abort_msg("the text has no line %d", n);
+		p++;
+	}
+	e = strchr(p, '\n');
+	return strndup(p, e ? (size_t)(e - p) : strlen(p));
+}
+
+int count_lines(const char *text)
+{
+	int n = 0;
+
+	for (const char *p = text; *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+char *edit_lines(const char *text, int n, const char *repl, const char *extra)
+{
+	size_t cap = strlen(text) + (repl ? strlen(repl) : 0) +
+		     (extra ? strlen(extra) : 0) + 4;
+	char *out = calloc(1, cap), *o = out;
+	const char *p = text;
+
+	ck_assert_ptr_nonnull(out);
+	for (int i = 0; *p; i++) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (i != n) {
+			memcpy(o, p, len);
+			o += len;
+			*o++ = '\n';
+		} else if (repl) {
+			o += sprintf(o, "%s\n", repl);
+		}
+		p += len + (e ? 1 : 0);
+	}
+	if (extra)
+		strcpy(o, extra);
+	return out;
+}
+
+void check_bad(const struct bad_sc *t, size_t n, const char *what)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct tv_tb_scenario *sc = NULL;
+		char err[TV_TB_ERR_MAX];
+		int rc = tv_tb_scenario_load_string(t[i].text, what, &sc, err);
+
+		ck_assert_msg(rc == -EINVAL, "%s[%zu]: rc %d (%s)", what, i, rc,
+			      rc ? err : "accepted");
+		ck_assert_ptr_null(sc);
+		ck_assert_msg(strstr(err, t[i].msg) != NULL,
+			      "%s[%zu]: err '%s' lacks '%s'", what, i, err,
+			      t[i].msg);
+	}
+}
+
+struct tv_tb_run *run_scenario_text(const char *text, uint64_t seed,
+				    const char *breakage,
+				    struct tv_tb_scenario **sc_p)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char err[TV_TB_ERR_MAX];
+
+	ck_assert_msg(tv_tb_scenario_load_string(text, "cov", &sc, err) == 0,
+		      "%s", err);
+	tv_tb_run_opts_init(&o, sc);
+	o.seed = seed;
+	o.breakage = breakage;
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	*sc_p = sc;
+	return run;
+}
+
+void trace_text(const char *text, const char *name, uint64_t seed,
+		const char *breakage, char *path, size_t cap)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_trace *t;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char err[TV_TB_ERR_MAX];
+
+	tmp_path(path, cap, name);
+	ck_assert_msg(tv_tb_scenario_load_string(text, name, &sc, err) == 0,
+		      "%s", err);
+	ck_assert_int_eq(tv_tb_trace_create(path, sc, "test.json", seed,
+					    breakage, &t), 0);
+	tv_tb_run_opts_init(&o, sc);
+	o.seed = seed;
+	o.trace = t;
+	o.breakage = breakage;
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	ck_assert_int_eq(tv_tb_trace_finish(t, run), 0);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+
+void record_text(const char *text, const char *name, uint64_t seed,
+		 const char *backend, char *path, size_t cap)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_tap *tap;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char err[TV_TB_ERR_MAX];
+
+	tmp_path(path, cap, name);
+	ck_assert_msg(tv_tb_scenario_load_string(text, name, &sc, err) == 0,
+		      "%s", err);
+	ck_assert_int_eq(tv_tb_record_create(path, sc, "test.json", seed,
+					     backend, &tap), 0);
+	tv_tb_run_opts_init(&o, sc);
+	o.seed = seed;
+	o.tap = tap;
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	ck_assert_int_eq(tv_tb_record_finish(tap, tv_tb_run_result(run),
+					     tv_tb_run_failures(run)), 0);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+
+void replay_expect(const char *path, enum tv_tb_replay_state state,
+		   const char *msg)
+{
+	struct tv_tb_replay_report rep;
+
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_int_eq(tv_tb_replay(path, &rep), 0);
+	ck_assert_msg(rep.state == state, "%s: state %d, err '%s'", path,
+		      rep.state, rep.err);
+	if (msg)
+		ck_assert_msg(strstr(rep.err, msg) != NULL,
+			      "%s: err '%s' lacks '%s'", path, rep.err, msg);
+	tv_tb_replay_report_free(&rep);
+}

@@ -1,0 +1,55 @@
+/*
+ * Internal test header (tests/ only, not part of the library's API): the
+ * testbed suites' files and texts.  One temporary folder per test
+ * process (Check runs each test in a process of its own), lines of a
+ * trace or recording as strings, and scenario texts that must be refused.
+ */
+#ifndef TV_TESTS_TB_FILES_H
+#define TV_TESTS_TB_FILES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tensorverbs/testbed.h>
+
+/* The folder: made fresh, removed with everything in it, a path inside. */
+void mk_tmpdir(void);
+void rm_tmpdir(void);
+const char *tmpdir_path(void);
+void tmp_path(char *buf, size_t cap, const char *name);
+
+void write_file(const char *path, const char *text);
+/* The whole file, NUL-terminated (free it). */
+char *read_all(const char *path);
+
+/* Line n (0-based) of text, a new string without the newline. */
+char *line_of(const char *text, int n);
+int count_lines(const char *text);
+/* text with line n replaced by repl (NULL: dropped), extra appended. */
+char *edit_lines(const char *text, int n, const char *repl,
+		 const char *extra);
+
+/* A scenario text and a part of the error that names its culprit. */
+struct bad_sc {
+	const char *text;
+	const char *msg;
+};
+
+/* Each text is refused (-EINVAL, no scenario) with its msg in the error. */
+void check_bad(const struct bad_sc *t, size_t n, const char *what);
+
+/* Loads text (origin "cov") and runs it with seed and breakage (or NULL). */
+struct tv_tb_run *run_scenario_text(const char *text, uint64_t seed,
+				    const char *breakage,
+				    struct tv_tb_scenario **sc_p);
+/* text run with seed (and breakage) into a trace at tmpdir/name. */
+void trace_text(const char *text, const char *name, uint64_t seed,
+		const char *breakage, char *path, size_t cap);
+/* text run with seed into a recording at tmpdir/name, labelled backend. */
+void record_text(const char *text, const char *name, uint64_t seed,
+		 const char *backend, char *path, size_t cap);
+/* replay of path ends in state, its error holding msg (unless NULL). */
+void replay_expect(const char *path, enum tv_tb_replay_state state,
+		   const char *msg);
+
+#endif /* TV_TESTS_TB_FILES_H */
