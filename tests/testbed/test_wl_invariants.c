@@ -615,6 +615,41 @@ START_TEST(test_gather_results)
 }
 END_TEST
 
+/* ---- rendezvous ----------------------------------------------------------- */
+
+/*
+ * The tensor write's bytes change in the receiver's memory once they
+ * landed (the simulator's memory is the process's: remote_addr is where
+ * they are), before the receiver reads them; no corruption point fired
+ * and validation is off, so the receiver's check is what must see it.
+ */
+static void lie_tensor_bytes(struct lie *l, struct tv_tb_run *run, void *st,
+			     const struct tv_sim_event *ev)
+{
+	(void)run;
+	(void)st;
+	if (ev->kind != TV_SIM_EV_DELIVER || ev->status != TV_WC_SUCCESS ||
+	    ev->opcode != TV_WR_RDMA_WRITE_WITH_IMM || ev->length != 1024)
+		return;
+	((uint8_t *)(uintptr_t)ev->remote_addr)[17] ^= 0x04;
+	l->done = true;
+}
+
+START_TEST(test_rendezvous_bytes_changed)
+{
+	struct lie l = { .on_event = lie_tensor_bytes };
+	char *text = NULL;
+	FILE *f = fopen(TV_SCENARIOS_DIR "/basic_transfer.json", "r");
+	size_t cap = 0;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_gt(getdelim(&text, &cap, '\0', f), 0);
+	fclose(f);
+	lie_caught(text, &l, TV_TB_FK_DATA, "data corrupted (digest 0x");
+	free(text);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("wl_invariants");
@@ -631,6 +666,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_gather_engine_lies);
 	tcase_add_test(tc, test_gather_sim_lies);
 	tcase_add_test(tc, test_gather_results);
+	tcase_add_test(tc, test_rendezvous_bytes_changed);
 	suite_add_tcase(s, tc);
 	return s;
 }
