@@ -15,6 +15,8 @@
 #include <tensorverbs/testbed.h>
 #include <tensorverbs/workload.h>
 
+#include "common/toy_wl.h"
+
 static const char basic[] =
 	"{\"name\": \"b\", \"nodes\": 2, \"steps\": [{\"sends\": [{\"from\": 0,"
 	" \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [8]}],"
@@ -158,103 +160,7 @@ END_TEST
 
 /* ---- a workload of the test's own ----------------------------------------- */
 
-/*
- * "ticks": every node runs its "ticks" operations, one every 1 us, each
- * recorded as a trace line of its own; the check at the end counts them.
- * Enough to cross every seam a protocol uses, with no engine at all.
- */
-struct toy_sc {
-	uint64_t ticks;
-	uint32_t nodes;
-};
-
-struct toy_tick {
-	struct tv_tb_run *run;
-	struct toy_run *t;
-	uint32_t node;
-	uint64_t i;
-};
-
-struct toy_run {
-	struct toy_tick *ticks;
-	uint64_t done;
-	uint64_t skipped;
-	uint64_t n;
-};
-
-static const char *const toy_keys[] = { "ticks", NULL };
-
-static int toy_parse(struct tv_ju *jc, json_t *root, struct tv_tb_scenario *sc,
-		     void **wl_p)
-{
-	struct toy_sc *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	if (tv_ju_need_uint(jc, "$", root, "ticks", 1000, &t->ticks)) {
-		free(t);
-		return -EINVAL;
-	}
-	t->nodes = tv_tb_scenario_nodes(sc);
-	tv_tb_scenario_set_ops(sc, t->ticks * t->nodes);
-	tv_tb_scenario_note_time(sc, t->ticks * 1000);
-	*wl_p = t;
-	return 0;
-}
-
-static void toy_tick(void *arg)
-{
-	struct toy_tick *k = arg;
-	uint32_t prev = tv_tb_run_enter(k->run, k->node);
-	json_t *line;
-
-	if (tv_tb_run_gate(k->run, k->node, "tick", k->i, "t")) {
-		k->t->skipped++;
-	} else {
-		k->t->done++;
-		tv_tb_run_result_mut(k->run)->ops_ok++;
-		tv_tb_run_result_mut(k->run)->last_op_ns =
-			tv_tb_run_now_ns(k->run);
-		line = tv_tb_trace_line_new(k->run, "TICK");
-		if (line) {
-			json_object_set_new(line, "node", json_integer(k->node));
-			json_object_set_new(line, "n", json_integer((json_int_t)k->i));
-			tv_tb_trace_emit(k->run, line);
-		}
-	}
-	tv_tb_run_leave(k->run, prev);
-}
-
-static int toy_setup(struct tv_tb_run *run, void **st_p)
-{
-	const struct toy_sc *s = tv_tb_scenario_wl(tv_tb_run_scenario(run));
-	struct toy_run *t = calloc(1, sizeof(*t));
-	int rc = 0;
-
-	if (!t)
-		return -ENOMEM;
-	*st_p = t;
-	t->n = s->ticks * s->nodes;
-	t->ticks = calloc(t->n + 1, sizeof(*t->ticks));
-	if (!t->ticks)
-		return -ENOMEM;
-	for (uint64_t i = 0; i < t->n && !rc; i++) {
-		t->ticks[i] = (struct toy_tick){ run, t, (uint32_t)(i % s->nodes),
-						 i / s->nodes };
-		rc = tv_tb_run_schedule(run, (i / s->nodes + 1) * 1000,
-					(uint32_t)(i % s->nodes), toy_tick,
-					&t->ticks[i]);
-	}
-	return rc;
-}
-
-static void toy_progress(struct tv_tb_run *run, void *st, uint32_t node)
-{
-	(void)run;
-	(void)st;
-	(void)node;
-}
-
+/* "toy": tests/common/toy_wl.c, with a check that counts its ticks. */
 static void toy_check_end(struct tv_tb_run *run, void *st)
 {
 	struct toy_run *t = st;
@@ -272,14 +178,6 @@ static void toy_summary(const struct tv_tb_run *run, const void *st,
 	(void)run;
 	if (part == TV_TB_SUMMARY_MAIN)
 		fprintf(out, "ticks       %" PRIu64 " done\n", t->done);
-}
-
-static void toy_free(void *st)
-{
-	struct toy_run *t = st;
-
-	free(t->ticks);
-	free(t);
 }
 
 static int toy_generate(uint64_t seed, uint32_t without, json_t **sc_p)
