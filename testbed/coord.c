@@ -221,7 +221,8 @@ static int on_stats(struct coord *c, struct coord_peer *p, const char *args)
 			return -EPROTO;
 		args = end;
 	}
-	return 0;
+	/* More values than ours: another build or a liar, not ours. */
+	return args[strspn(args, " ")] ? -EPROTO : 0;
 }
 
 /* A HELLO on pending slot p: move it to the node's own slot. */
@@ -417,12 +418,16 @@ static void root_line(struct coord *c, struct coord_peer *p, char *line)
 	args = args ? args + 1 : line + strlen(line);
 	if (!strncmp(line, "HELLO ", 6)) {
 		on_hello(c, p, args);
+	} else if ((size_t)(p - c->peers) >= c->nodes) {
+		/* Not a node yet: it may not touch the run's state. */
+		peer_send(p, "ABORT node 0: '%.64s' before HELLO\n", line);
 	} else if (!strncmp(line, "BAR ", 4)) {
 		p->bar_seq = strtoull(args, NULL, 10);
 		check_barrier(c);
 	} else if (!strncmp(line, "STATS ", 6)) {
 		if (on_stats(c, p, args))
-			coord_abort(c, "node 0: malformed STATS line");
+			coord_abort(c, "node 0: malformed STATS line from "
+				    "node %zu", (size_t)(p - c->peers));
 	} else if (!strncmp(line, "ABORT ", 6)) {
 		coord_abort(c, "%s", args);
 	} else if (!strncmp(line, "AG ", 3) || !strncmp(line, "AGEND ", 6)) {
@@ -567,8 +572,14 @@ static int peer_io(struct coord *c, size_t idx, short revents)
 			peer_lines(c, idx);
 			got = 1;
 		}
-		if (p->fd >= 0 && p->in_len == sizeof(p->in))
-			peer_gone(c, idx); /* a line too long: not ours */
+		if (p->fd >= 0 && p->in_len == sizeof(p->in)) {
+			/* A line too long: not ours. */
+			if (c->node != 0 ? c->joined : idx < c->nodes)
+				coord_abort(c, "node %zu sent a coordinator "
+					    "line longer than %zu bytes",
+					    c->node ? 0 : idx, sizeof(p->in));
+			peer_gone(c, idx);
+		}
 	}
 	return got;
 }

@@ -251,12 +251,14 @@ static void free_gathered(char **bufs, uint64_t *lens, uint32_t n)
 int tb_mpi_gather_bytes(const char *mine, uint64_t len, char ***bufs_p,
 			uint64_t **lens_p)
 {
-	uint64_t *lens = calloc((size_t)mpi_size, sizeof(*lens));
+	uint64_t *lens;
 	char **bufs = NULL;
-	int ok = lens != NULL, all_ok = 0;
+	int ok, all_ok = 0;
 
 	if (!mpi_on)
 		return -ENOTSUP;
+	lens = calloc((size_t)mpi_size, sizeof(*lens));
+	ok = lens != NULL;
 	/* Every rank must join the collectives, even without memory. */
 	MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 	if (!all_ok) {

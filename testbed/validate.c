@@ -11,6 +11,7 @@
  * every child in a process group of its own that is killed on a timeout,
  * on Ctrl-C and on failure, so no process (and so no QP) is left behind.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -141,15 +142,16 @@ int val_spawn_node(char *const argv[], const char *env, const char *log)
 }
 
 /*
- * pc[i]: a pid in (a negative errno: it never started), its exit code
- * out (128 + signal when killed).  Whatever runs past deadline_ns, or
- * after a Ctrl-C, is killed with its group.
+ * pc[i] (n <= VAL_MAX_PROCS): a pid in (a negative errno: it never
+ * started), its exit code out (128 + signal when killed).  Whatever runs
+ * past deadline_ns, or after a Ctrl-C, is killed with its group.
  */
 void val_reap_nodes(int *pc, size_t n, uint64_t deadline_ns)
 {
 	bool done[VAL_MAX_PROCS] = { false };
 	size_t left = 0;
 
+	assert(n <= VAL_MAX_PROCS);
 	for (size_t i = 0; i < n; i++) {
 		done[i] = pc[i] <= 0;
 		if (pc[i] <= 0)

@@ -174,9 +174,12 @@ static void one_scenario(struct tv_tb_validation *v, const char *path,
 	uint32_t nodes = 0;
 	int worst = 0, rc;
 
-	if (tweaked(v, path, tag, file, sizeof(file), &nodes, wl, sizeof(wl))) {
-		val_add(v, "scenario", tag, VAL_FAIL, t0, "%s: not a scenario",
-			path);
+	rc = tweaked(v, path, tag, file, sizeof(file), &nodes, wl, sizeof(wl));
+	if (rc) {
+		/* Ours (the copy could not be saved) or the file's. */
+		val_add(v, "scenario", tag, VAL_FAIL, t0, "%s: %s%s", path,
+			rc == -EINVAL ? "not a scenario" : "cannot save it as ",
+			rc == -EINVAL ? "" : file);
 		return;
 	}
 	snprintf(name, sizeof(name), "%s: %s", wl, label ? label : tag);
