@@ -724,6 +724,26 @@ static void record_overrides(struct tv_tb_hw *hw)
 		json_object_set_new(hw->tap->hdr, "scenario", sc);
 }
 
+/*
+ * The recording is written at the end: a FILE that cannot be written
+ * there fails now, not after the whole run.  Under mpirun rank 0 writes
+ * it, on its own host: not checked here.
+ */
+static int record_path_check(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+
+	if (!access(path, F_OK))
+		return access(path, W_OK) ? -errno : 0;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s",
+			 slash == path ? 1 : (int)(slash - path), path);
+	return access(dir, W_OK | X_OK) ? -errno : 0;
+}
+
 /* --record: the tap, started now (monotonic, as the device's clock). */
 static int record_init(struct tv_tb_hw *hw, char *msg, size_t cap)
 {
@@ -732,7 +752,9 @@ static int record_init(struct tv_tb_hw *hw, char *msg, size_t cap)
 	json_t *rec;
 	int ret;
 
-	ret = tv_tb_record_create(hw->o->record_path, hw->sc,
+	ret = hw->rec_gather ? 0 : record_path_check(hw->o->record_path);
+	if (!ret)
+		ret = tv_tb_record_create(hw->o->record_path, hw->sc,
 				  hw->o->scenario_path, hw->seed, "ibverbs",
 				  &hw->tap);
 	if (ret) {

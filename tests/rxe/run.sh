@@ -670,6 +670,146 @@ fiu_ctrl_replay() { # name dir [fail]; sets rv
 fiu_ctrl_test
 fiu_ctrl_test fail
 
+# ---- every workload's hardware runner off its usual path ------------------------
+# pair_run NAME FILE ARGS...: every node of FILE with ARGS; exits in prc[j],
+# logs in $work/NAME.J.log, the wall time in psecs.
+pair_run() {
+	local name=$1 file=$2 n j cl t0 pids=()
+	shift 2
+	n=$(jq -r .nodes "$file")
+	port=$((port + 16))
+	cl=$(cluster "$n" "$port")
+	prc=()
+	t0=$SECONDS
+	for ((j = n - 1; j >= 0; j--)); do
+		RDMA_DEVICE=$(dev_of "$j") timeout -k 5 $((tmo + 20)) \
+			"$tv" serve "$file" --node "$j" --cluster "$cl" \
+			--timeout "$tmo" --ack-timeout-ms 2000 "$@" \
+			>"$work/$name.$j.log" 2>&1 &
+		pids[j]=$!
+	done
+	for ((j = 0; j < n; j++)); do
+		prc[j]=0
+		wait "${pids[j]}" || prc[j]=$?
+	done
+	psecs=$((SECONDS - t0))
+}
+# has NAME J TEXT: node J's log holds TEXT (fixed string).
+has() { grep -qF -- "$3" "$work/$1.$2.log"; }
+# fired NAME J: the faults node J's summary says fired there.
+fired() { sed -n 's/.* \([0-9]*\) faults fired here.*/\1/p' "$work/$1.$2.log" | tail -1; }
+# pair_verdict NAME OK DETAIL: pass when OK is 0, else fail with the logs.
+pair_verdict() {
+	if [ "$2" = 0 ]; then
+		result "$1" pass "$3"
+	else
+		result "$1" fail "(exits ${prc[*]}; $3)"
+		for j in "${!prc[@]}"; do
+			echo "---- $1 node $j (exit ${prc[j]}):"
+			tail -n 15 "$work/$1.$j.log" | cut -c1-300
+		done
+	fi
+}
+picked() { [ -n "$only" ] && [[ "$1" != $only ]] && return 1; return 0; }
+
+# --verbose: every event logged with its node and time.
+if picked serve_verbose; then
+	pair_run serve_verbose "$basic" --verbose
+	ok=1
+	[ "${prc[0]}/${prc[1]}" = 0/0 ] &&
+		grep -qE "^\[node 0 +[0-9.]+ s\] published step 1 'weights' for node 1$" "$work/serve_verbose.0.log" &&
+		grep -qE "^\[node 1 +[0-9.]+ s\] step 1: recv 'weights' from node 0: OK$" "$work/serve_verbose.1.log" && ok=0
+	pair_verdict serve_verbose $ok "($(grep -c '^\[node ' "$work/serve_verbose.0.log") + $(grep -c '^\[node ' "$work/serve_verbose.1.log") events logged)"
+fi
+
+# expect_faults in the scenario, over every node's firings (node 0 sums
+# them): one QP error fired on node 1, expected once (holds) or 2..3
+# times (node 0 fails, naming the point and the count).
+for exp in 1 '{"min": 2, "max": 3}'; do
+	if [ "$exp" = 1 ]; then name=hw_expect_faults; else name=hw_expect_faults_unmet; fi
+	picked "$name" || continue
+	jq --argjson e "$exp" '.faults = [{"point": "vf/qp/error", "nth": 4, "count": 1}] |
+		.expect_faults = {"vf/qp/error": $e}' "$cached" >"$work/$name.json"
+	pair_run "$name" "$work/$name.json" --faults-node 1
+	ok=1
+	if [ "$name" = hw_expect_faults ]; then
+		[ "${prc[0]}/${prc[1]}" = 0/0 ] && [ "$(fired "$name" 1)" = 1 ] && ok=0
+		pair_verdict "$name" $ok "(vf/qp/error fired once on node 1, expected once: both nodes pass)"
+	else
+		[ "${prc[0]}" = 1 ] && [ "$(fired "$name" 1)" = 1 ] &&
+			has "$name" 0 "FAIL: expect_faults vf/qp/error: fired 1 times on all nodes, expected 2..3" && ok=0
+		pair_verdict "$name" $ok "(node 0 exit ${prc[0]}: expect_faults vf/qp/error: fired 1 times on all nodes, expected 2..3)"
+	fi
+done
+
+# A memory registration refused on real verbs, on either side of a 64 MiB
+# transfer.  The receiver's: its recv ends with the allocation named.  The
+# sender's: it fails naming the send, and the run stops at once (the
+# receiver is told, instead of waiting for the tensor until --timeout).
+large=$repo/scenarios/large_tensor.json
+if picked hw_reg_mr_fail_recv; then
+	pair_run hw_reg_mr_fail_recv "$large" --faults "vf/reg_mr/fail:nth=1,count=1" --faults-node 1
+	ok=1
+	[ "${prc[0]}/${prc[1]}" = 0/1 ] && [ "$(fired hw_reg_mr_fail_recv 1)" = 1 ] &&
+		has hw_reg_mr_fail_recv 1 "FAIL: step 1: recv 'big' from node 0: expected ok, got RESOURCE_EXHAUSTED: allocating 67108864 bytes for 'big' failed: Cannot allocate memory" && ok=0
+	pair_verdict hw_reg_mr_fail_recv $ok "(node 1: recv 'big': RESOURCE_EXHAUSTED, the allocation named; node 0 passes)"
+fi
+if picked hw_reg_mr_fail_send; then
+	pair_run hw_reg_mr_fail_send "$large" --faults "vf/reg_mr/fail:nth=1,count=1" --faults-node 0
+	ok=1
+	[ "${prc[0]}/${prc[1]}" = 1/1 ] && [ "$psecs" -lt 60 ] && [ "$(fired hw_reg_mr_fail_send 0)" = 1 ] &&
+		has hw_reg_mr_fail_send 0 "FAIL: step 1: send 'big' to node 1: Cannot allocate memory" &&
+		grep -qE "^FAIL: stopped .*: node 0: step 1: send 'big' to node 1: Cannot allocate memory$" "$work/hw_reg_mr_fail_send.1.log" && ok=0
+	pair_verdict hw_reg_mr_fail_send $ok "(node 0: send 'big' refused; node 1 stopped, told why, in $psecs s)"
+fi
+
+# Port channels: a QP moved to ERR mid-run (operations on it fail with
+# their cause, nothing is retried, as MSCCL++ and the simulator: the run
+# passes with the failed tasks counted and the failed connection shown); a
+# receive not posted under write-with-immediate signals (RNR: the sender
+# retries); a producer stalled.  Short deadlines: the waits behind the
+# failed connection end at timeout_ns.
+if picked port_qp_error; then
+	jq '.port.timeout_ns = 3000000000' "$repo/scenarios/port/sequence.json" >"$work/port_qp_error.json"
+	pair_run port_qp_error "$work/port_qp_error.json" --faults "vf/qp/error:nth=3,count=1" --faults-node 1
+	ok=1 tf=$(sed -n 's/.*all nodes: [0-9]*\/36 operations, \([0-9]*\) tasks failed.*/\1/p' "$work/port_qp_error.0.log")
+	[ "${prc[0]}/${prc[1]}" = 0/0 ] && [ "$(fired port_qp_error 1)" = 1 ] && [ "${tf:-0}" -ge 1 ] &&
+		has port_qp_error 1 "; failed: an IB work item failed: Work Request Flushed Error" && ok=0
+	pair_verdict port_qp_error $ok "(vf/qp/error on node 1: ${tf:-0} tasks failed on all nodes, the flushed connection shown)"
+fi
+if picked port_recv_drop; then
+	jq '.port.signal = "write_imm" | .port.timeout_ns = 20000000000' "$repo/scenarios/port/sequence.json" >"$work/port_recv_drop.json"
+	pair_run port_recv_drop "$work/port_recv_drop.json" --faults "vf/recv/drop:nth=2,count=1" --faults-node 1
+	ok=1
+	[ "${prc[0]}/${prc[1]}" = 0/0 ] && [ "$(fired port_recv_drop 1)" = 1 ] &&
+		has port_recv_drop 0 "all nodes: 36/36 operations, 0 tasks failed" && ok=0
+	pair_verdict port_recv_drop $ok "(a receive not posted on node 1, write_imm signals: 36/36 operations)"
+fi
+if picked port_producer_stall; then
+	jq '.port.timeout_ns = 20000000000' "$repo/scenarios/port/sequence.json" >"$work/port_producer_stall.json"
+	pair_run port_producer_stall "$work/port_producer_stall.json" --faults "port/producer/stall:nth=2,count=1,arg=20000000"
+	ok=1
+	[ "${prc[0]}/${prc[1]}" = 0/0 ] && [ "$(fired port_producer_stall 0)" = 1 ] && [ "$(fired port_producer_stall 1)" = 1 ] &&
+		has port_producer_stall 0 "all nodes: 36/36 operations, 0 tasks failed" && ok=0
+	pair_verdict port_producer_stall $ok "(a producer stalled 20 ms on each node: 36/36 operations)"
+fi
+
+# READ gathers: a QP moved to ERR (the gather engine resets it and reads
+# again: every row right); one READ of a post list failing.
+for g in gather_qp_error gather_read_error; do
+	picked "$g" || continue
+	case $g in
+	gather_qp_error) plan="vf/qp/error:nth=3,count=1" ;;
+	gather_read_error) plan="gather/read/error:nth=2,count=1" ;;
+	esac
+	jq '.gather.timeout_ns = 20000000000' "$repo/scenarios/gather/quiver_reddit.json" >"$work/$g.json"
+	pair_run "$g" "$work/$g.json" --faults "$plan" --faults-node 1
+	ok=1
+	[ "${prc[0]}/${prc[1]}" = 0/0 ] && [ "$(fired "$g" 1)" = 1 ] &&
+		has "$g" 0 "all nodes: 2/2 gathers, 8192 rows, 0 failed, 0 wrong" && ok=0
+	pair_verdict "$g" $ok "($plan on node 1: 2/2 gathers, 8192 rows, 0 failed, 0 wrong)"
+done
+
 # ---- the benchmark runs: every figure it prints is there and positive --------
 bench_smoke() {
 	local out
@@ -714,6 +854,58 @@ bench_timeout() {
 }
 bench_timeout
 
+# The engine benchmark's other options at once: the per-phase breakdown,
+# --record (a recording per node), --wrap-only, a window, inline size and
+# poll modes: every figure and both recordings there.
+bench_options() {
+	local name=bench_options out rc=0 n0 n1
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	rm -f "$work/$name.rec".node[01]
+	out=$("$tv" bench rxe --sizes 4096 --bytes 65536 --lat-iters 50 --breakdown \
+		--window 4 --max-inline 64 --fetcher-poll busy --publisher-poll event \
+		--record "$work/$name.rec" --wrap-only --timeout 120 2>&1) || rc=$?
+	printf '%s\n' "$out" >"$work/$name.log"
+	n0=$(sed -n 's/^bench rxe: node 0 recorded \([0-9]*\) verbs events to .*/\1/p' "$work/$name.log")
+	n1=$(sed -n 's/^bench rxe: node 1 recorded \([0-9]*\) verbs events to .*/\1/p' "$work/$name.log")
+	if [ "$rc" = 0 ] && bench_lines "$work/$name.log" bench-rxe 2 &&
+		grep -q '^bench-rxe bw 4096 [0-9]* (16 fetches, window 4,' "$work/$name.log" &&
+		[ "$(grep -c '^bench-rxe breakdown .* us median ' "$work/$name.log")" = 5 ] &&
+		[ "${n0:-0}" -gt 0 ] && [ "${n1:-0}" -gt 0 ] &&
+		[ -s "$work/$name.rec.node0" ] && [ -s "$work/$name.rec.node1" ]; then
+		result "$name" pass "(5 breakdown phases; recorded $n0 + $n1 verbs events)"
+	else
+		result "$name" fail "(exit $rc)"
+		tail -n 12 "$work/$name.log"
+	fi
+}
+bench_options
+
+# Refusals: a value out of range names the option; --breakdown with
+# --node; node 1 not there (node 0 names the address it tried).
+bench_refusals() {
+	local name=bench_refusals r1=0 r2=0 r3=0 r4=0 t0
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	"$tv" bench rxe --sizes 0 >"$work/$name.1.log" 2>&1 || r1=$?
+	"$tv" bench rxe --breakdown --node 0 >"$work/$name.2.log" 2>&1 || r2=$?
+	"$tv" bench gather --batch 0 >"$work/$name.3.log" 2>&1 || r3=$?
+	port=$((port + 16))
+	t0=$SECONDS
+	RDMA_DEVICE=$RXE_DEV0 timeout -k 5 120 "$tv" bench rxe --node 0 \
+		--addr0 "$RXE_IP0:$port" --addr1 "$RXE_IP1:$((port + 1))" \
+		--sizes 4096 --bytes 65536 --timeout 60 >"$work/$name.4.log" 2>&1 || r4=$?
+	if [ "$r1/$r2/$r3/$r4" = 2/2/2/1 ] &&
+		grep -q '^bench rxe: bad option --sizes 0$' "$work/$name.1.log" &&
+		grep -q '^bench rxe: --breakdown needs both nodes in one host' "$work/$name.2.log" &&
+		grep -q '^bench gather: bad option --batch 0$' "$work/$name.3.log" &&
+		grep -qF "bench rxe: node 0: not connected: connecting to node 1 at $RXE_IP1:$((port + 1)) failed after" "$work/$name.4.log"; then
+		result "$name" pass "(exits 2/2/2/1, each naming the option or the absent peer; $((SECONDS - t0)) s for the peer)"
+	else
+		result "$name" fail "(exits $r1/$r2/$r3/$r4)"
+		head -n 3 "$work/$name".[1-4].log
+	fi
+}
+bench_refusals
+
 # ---- refusals: a clear message and a non-zero exit ---------------------------
 port=$((port + 16))
 c2=$(cluster 2 "$port")
@@ -727,6 +919,61 @@ expect_refusal no_address "cannot bind 10.77.0.9:$port with rdma_cm" -- "$basic"
 # Nobody listens on node 1's port: three attempts, then the reason.
 expect_refusal peer_absent "$RXE_IP1:$((port + 1)) failed after 3 attempt(s): RDMA_CM_EVENT_REJECTED" -- \
 	"$basic" --node 0 --cluster "$c2" --connect-attempts 3 --retry-delay-ms 200
+
+# expect_exit NAME RC WANT ENV... -- SERVE ARGS: exit RC exactly, with a
+# message containing WANT, and never a PASS.
+expect_exit() {
+	local name=$1 code=$2 want=$3 rc=0 envs=()
+	shift 3
+	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	env "${envs[@]}" timeout -k 5 60 "$tv" serve "$@" >"$work/$name.log" 2>&1 || rc=$?
+	if [ "$rc" = "$code" ] && grep -qF -- "$want" "$work/$name.log" &&
+		! grep -q ': PASS:' "$work/$name.log"; then
+		result "$name" pass "(exit $rc: $(grep -F -- "$want" "$work/$name.log" | head -1 | cut -c1-150))"
+	else
+		result "$name" fail "(exit $rc, wanted $code and a message with '$want')"
+		cat "$work/$name.log"
+	fi
+}
+# Refused before any device is opened: the scenario, the plan, the node.
+printf '{"nodes": 2, "steps": [' >"$work/truncated.json"
+expect_exit serve_bad_scenario 2 "tensorverbs serve: invalid scenario $work/truncated.json" -- \
+	"$work/truncated.json" --node 0 --cluster "$c2"
+expect_exit serve_bad_faults 2 "tensorverbs serve: bad --faults: " -- \
+	"$basic" --node 0 --cluster "$c2" --faults "vf/no/such:nth=1"
+expect_exit serve_node_range 2 "tensorverbs serve: --node 5, but the scenario has 2 nodes" -- \
+	"$basic" --node 5 --cluster "$c2"
+expect_exit serve_no_peer 2 "tensorverbs serve: no address for node 1 (--peer J=ADDR:PORT or --cluster)" -- \
+	"$basic" --node 0 --cluster "0=$RXE_IP0:$port"
+# What has no hardware equivalent is a SKIP (77) naming it.
+expect_exit skip_sim_fault 77 "sim/deliver/delay" -- \
+	"$basic" --node 0 --cluster "$c2" --faults "sim/deliver/delay:nth=1,count=1"
+jq '.link = {"latency_ns": 5000}' "$basic" >"$work/sim_link.json"
+expect_exit skip_sim_link 77 "it models link latency/bandwidth" -- \
+	"$work/sim_link.json" --node 0 --cluster "$c2"
+expect_exit skip_port_recycle 77 "recycles semaphores" -- \
+	"$repo/tests/regressions/port_795_recycled_semaphore.json" --node 0 --cluster "$c2"
+# libfiu's FIFO names do not fit: refused before connecting.
+expect_exit fiu_ctrl_tmpdir_long 2 "TMPDIR is longer than 240 bytes: no room for libfiu's remote control FIFOs" \
+	TMPDIR="/tmp/$(printf 'd%.0s' {1..250})" -- "$basic" --node 0 --cluster "$c2" --fiu-ctrl
+# A recording that could not be written at the end: refused at the start,
+# before connecting (node 1 is not there: no attempt may be made).
+record_unwritable() {
+	local name=record_unwritable rc=0 want="tensorverbs serve: node 0: --record /nonexistent/dir/n0.jsonl: No such file or directory"
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	timeout -k 5 60 "$tv" serve "$basic" --node 0 --cluster "$c2" --record /nonexistent/dir/n0.jsonl \
+		--connect-attempts 2 --retry-delay-ms 100 >"$work/$name.log" 2>&1 || rc=$?
+	if [ "$rc" = 1 ] && grep -qF -- "$want" "$work/$name.log" &&
+		! grep -q 'connecting to node 1' "$work/$name.log"; then
+		result "$name" pass "(exit 1 before any connection attempt: $want)"
+	else
+		result "$name" fail "(exit $rc, wanted 1 and '$want' before connecting)"
+		cat "$work/$name.log"
+	fi
+}
+record_unwritable
 
 echo
 printf 'rxe: port scenarios (both signal modes): %d ran, %d passed\n' "$port_ran" "$port_passed"

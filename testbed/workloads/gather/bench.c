@@ -369,6 +369,7 @@ static int parse_opts(struct gb_opts *o, int argc, char **argv)
 		} else if (num && n && !strcmp(k, "--timeout")) {
 			o->timeout_ns = n * 1000000000ull;
 		} else {
+			fprintf(stderr, "bench gather: bad option %s %s\n", k, v);
 			return -EINVAL;
 		}
 	}

@@ -694,6 +694,8 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 			o->max_inline = (uint32_t)v;
 			continue;
 		}
+		fprintf(stderr, "bench rxe: bad option %s%s%s\n", a,
+			val[0] ? " " : "", val);
 		return -EINVAL;
 	}
 	return 0;
@@ -766,7 +768,10 @@ static int run_pair(int (*node)(const struct br_opts *o, uint32_t id),
 		br_node = 1;
 		alarm(o->timeout_s);
 		die_with(parent);
-		tv_tb_child_exit(node(o, 1) ? 1 : 0);
+		ret = node(o, 1) ? 1 : 0;
+		/* _exit() drops stdio's buffer: its lines (--record's) too. */
+		fflush(stdout);
+		tv_tb_child_exit(ret);
 	}
 	ret = node(o, 0);
 	if (ret)

@@ -161,7 +161,11 @@ static int make_tensor(struct rr *r, const struct sc_send *s,
 	return 0;
 }
 
-static void publish(struct rr *r, const struct sc_send *s)
+/*
+ * A send that could not be published fails the node; the run stops (the
+ * receivers would otherwise wait for it until --timeout).
+ */
+static int publish(struct rr *r, const struct sc_send *s)
 {
 	struct tv_tensor *t;
 	int ret;
@@ -178,12 +182,15 @@ static void publish(struct rr *r, const struct sc_send *s)
 			tv_tensor_unref(t);
 		}
 	}
-	if (ret)
+	if (ret) {
 		tv_tb_hw_fail(r->hw, TV_TB_FK_RUNNER, "step %" PRIu64 ": send '%s' to node "
 			     "%u: %s", s->step_id, s->name, s->to,
 			     strerror(-ret));
+		return ret;
+	}
 	tv_tb_hw_log(r->hw, "published step %" PRIu64 " '%s' for node %u", s->step_id,
 	     s->name, s->to);
+	return 0;
 }
 
 /* ---- receives: checked against what the sender publishes ------------------ */
@@ -587,8 +594,9 @@ static int rv_hw_time_point(struct tv_tb_hw *hw, void *st, uint64_t t)
 			return ret;
 	}
 	for (size_t i = 0; i < sc->nsends; i++)
-		if (sc->sends[i].from == r->me && sc->sends[i].at_ns == t)
-			publish(r, &sc->sends[i]);
+		if (sc->sends[i].from == r->me && sc->sends[i].at_ns == t &&
+		    (ret = publish(r, &sc->sends[i])))
+			return ret;
 	for (size_t i = 0; i < sc->nrecvs; i++) {
 		const struct sc_recv *rv = &sc->recvs[i];
 
