@@ -12,6 +12,8 @@
 
 #include <tensorverbs/workload.h>
 
+#include "tb_int.h"
+
 int tv_ju_fail(struct tv_ju *jc, const char *path, const char *fmt, ...)
 {
 	va_list ap;
@@ -222,4 +224,21 @@ int tv_ju_grow(void **arr, size_t n, size_t *cap, size_t elem)
 	*arr = p;
 	*cap = ncap;
 	return 0;
+}
+
+int tb_json_load_errno(const json_error_t *jerr)
+{
+	return jerr->text[0] ? -EINVAL : -ENOMEM;
+}
+
+void tv_ju_set(json_t *o, const char *key, json_t *v, int *err)
+{
+	if (json_object_set_new(o, key, v))
+		*err = -ENOMEM;
+}
+
+void tv_ju_push(json_t *a, json_t *v, int *err)
+{
+	if (json_array_append_new(a, v))
+		*err = -ENOMEM;
 }

@@ -100,6 +100,13 @@ int tb_plan_injector(json_t *plan, uint64_t seed, struct tv_flt **flt_p,
 	if (rc)
 		goto out;
 	rc = tv_flt_plan_parse(flt, text, err, err_bytes);
+	/*
+	 * text is jansson's own dump of a JSON array: the fault layer
+	 * finding it no JSON at all (jansson gave no reason) means its
+	 * parse ran out of memory.
+	 */
+	if (rc == -EINVAL && !strcmp(err, "fault plan: invalid JSON: "))
+		rc = -ENOMEM;
 	if (rc) {
 		tv_flt_destroy(flt);
 		goto out;
@@ -140,18 +147,21 @@ static int kv_to_json(json_t *rule, char *kv)
 	*eq++ = '\0';
 	if (!strcmp(kv, "p"))
 		return json_object_set_new(rule, "probability",
-					   json_real(strtod(eq, NULL)));
+					   json_real(strtod(eq, NULL))) ?
+		       -ENOMEM : 0;
 	u = strtoull(eq, NULL, 0);
 	if (!strcmp(kv, "arg"))
 		/* As the fault layer reads it: the bits of a 64-bit value. */
 		return json_object_set_new(rule, "arg",
-					   json_integer((json_int_t)(int64_t)u));
+					   json_integer((json_int_t)(int64_t)u)) ?
+		       -ENOMEM : 0;
 	if (u > INT64_MAX)
 		return -ERANGE;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(kv, names[i][0]))
 			return json_object_set_new(rule, names[i][1],
-						   json_integer((json_int_t)u));
+						   json_integer((json_int_t)u)) ?
+			       -ENOMEM : 0;
 	return -EINVAL;
 }
 
@@ -159,6 +169,7 @@ static int text_item_to_json(char *item, json_t *plan)
 {
 	char *colon = strchr(item, ':'), *kv, *save = NULL;
 	json_t *rule;
+	int rc;
 
 	if (colon)
 		*colon++ = '\0';
@@ -168,9 +179,11 @@ static int text_item_to_json(char *item, json_t *plan)
 	if (!colon)
 		return 0;
 	for (kv = strtok_r(colon, ",", &save); kv;
-	     kv = strtok_r(NULL, ",", &save))
-		if (kv_to_json(rule, kv))
-			return -EINVAL;
+	     kv = strtok_r(NULL, ",", &save)) {
+		rc = kv_to_json(rule, kv);
+		if (rc)
+			return rc == -ENOMEM ? rc : -EINVAL;
+	}
 	return 0;
 }
 
@@ -212,8 +225,8 @@ int tv_tb_plan_from_text(const char *text, json_t **plan_p, char *err,
 		plan = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
 		if (!plan) {
 			snprintf(err, err_bytes, "fault plan: invalid JSON: %s",
-				 jerr.text);
-			return -EINVAL;
+				 jerr.text[0] ? jerr.text : strerror(ENOMEM));
+			return tb_json_load_errno(&jerr);
 		}
 	} else {
 		/* The fault layer judges the text and names the culprit. */

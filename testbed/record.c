@@ -74,8 +74,13 @@ static struct tb_tap_buf *tap_buf(struct tv_tb_tap *t)
 	if (tap_tls.id == t->id)
 		return tap_tls.buf;
 	b = calloc(1, sizeof(*b));
-	if (!b)
+	if (!b) {
+		/* The record is lost: the recording must fail (sticky). */
+		pthread_mutex_lock(&t->lock);
+		t->err = -ENOMEM;
+		pthread_mutex_unlock(&t->lock);
 		return NULL;
+	}
 	pthread_mutex_lock(&t->lock);
 	b->next = t->bufs;
 	t->bufs = b;
@@ -360,14 +365,22 @@ int tb_tap_summary(uint64_t events, const struct tv_tb_result *res,
 		   json_t **sum_p)
 {
 	json_t *kinds = json_array(), *msgs = json_array(), *sum;
+	int err = 0;
 
 	for (size_t i = 0; kinds && msgs && i < fails->count &&
 			   i < TV_TB_FAILURES_KEPT; i++) {
-		json_array_append_new(kinds,
-				      json_string(tv_tb_fail_kind_name(fails->msg_kinds[i])));
-		json_array_append_new(msgs, tv_tb_json_str(fails->msgs[i] ?
-							   fails->msgs[i] : "?"));
+		tv_ju_push(kinds, json_string(tv_tb_fail_kind_name(
+					fails->msg_kinds[i])), &err);
+		tv_ju_push(msgs, tv_tb_json_str(fails->msgs[i] ?
+					      fails->msgs[i] : "?"), &err);
 	}
+	if (err || !kinds || !msgs) {
+		/* A summary short of a failure would compare wrong. */
+		json_decref(kinds);
+		json_decref(msgs);
+		return -ENOMEM;
+	}
+	/* json_pack takes the "o" values, even when it fails. */
 	sum = json_pack("{s:b, s:I, s:s, s:o, s:o, s:o, s:I, s:o, s:o}",
 			"summary", 1, "events", (json_int_t)events,
 			"result", res->failures ? "FAIL" : "PASS",
@@ -375,8 +388,7 @@ int tb_tap_summary(uint64_t events, const struct tv_tb_result *res,
 			"ops_ok", opt_count(no_ops, res->ops_ok),
 			"ops_failed", opt_count(no_ops, res->ops_failed),
 			"failure_count", (json_int_t)res->failures,
-			"failure_kinds", kinds ? kinds : json_array(),
-			"failures", msgs ? msgs : json_array());
+			"failure_kinds", kinds, "failures", msgs);
 	if (!sum)
 		return -ENOMEM;
 	*sum_p = sum;
@@ -742,20 +754,26 @@ static int merge_write(const char *out, struct merge_in *in, size_t n,
 {
 	json_t *hdr = json_deep_copy(in[0].hdr), *rec, *nodes, *sum;
 	FILE *f;
-	int rc = -ENOMEM;
+	int rc = 0;
 
 	rec = hdr ? json_object_get(hdr, "recording") : NULL;
 	nodes = json_array();
 	for (size_t i = 0; nodes && i < n; i++)
-		json_array_append_new(nodes, json_integer((json_int_t)rec_u64(
-			in[i].hdr, "node")));
-	if (!rec || !nodes || json_object_set_new(rec, "nodes", nodes))
+		tv_ju_push(nodes, json_integer((json_int_t)rec_u64(in[i].hdr,
+								 "node")), &rc);
+	if (!rec || !nodes || rc || json_object_set_new(rec, "nodes", nodes)) {
+		if (rc)
+			json_decref(nodes);
+		rc = -ENOMEM;
 		goto out;
+	}
 	/* One process's: the merged clock starts at the earliest start. */
 	json_object_del(rec, "node");
 	json_object_del(rec, "t0_monotonic_ns");
 	json_object_del(rec, "t0_realtime_ns");
-	json_object_set_new(rec, "merged", json_integer((json_int_t)n));
+	tv_ju_set(rec, "merged", json_integer((json_int_t)n), &rc);
+	if (rc)
+		goto out;
 	f = fopen(out, "w");
 	if (!f) {
 		rc = -errno;
@@ -763,10 +781,11 @@ static int merge_write(const char *out, struct merge_in *in, size_t n,
 	}
 	rc = tb_trace_write_line(f, hdr);
 	for (size_t k = 0; !rc && k < total; k++) {
-		json_object_set_new(all[k].ev, "i", json_integer((json_int_t)k));
-		json_object_set_new(all[k].ev, "t",
-				    json_integer((json_int_t)(all[k].t_ns - base)));
-		rc = tb_trace_write_line(f, all[k].ev);
+		tv_ju_set(all[k].ev, "i", json_integer((json_int_t)k), &rc);
+		tv_ju_set(all[k].ev, "t",
+			json_integer((json_int_t)(all[k].t_ns - base)), &rc);
+		if (!rc)
+			rc = tb_trace_write_line(f, all[k].ev);
 	}
 	sum = rc ? NULL : merge_summary(in, n, total);
 	if (!rc)

@@ -281,6 +281,13 @@ int tv_tb_replay(const char *path, struct tv_tb_replay_report *rep_p)
 		return rc;
 	}
 	rc = load_header(&c, &seed, &breakage, &sc, &rep);
+	if (rc == -ENOMEM) {
+		/* Not malformed: it could not be read into memory. */
+		snprintf(rep_p->err, sizeof(rep_p->err), "%s: %s", path,
+			 strerror(ENOMEM));
+		tb_trace_reader_close(&c.rd);
+		return rc;
+	}
 	if (rc) {
 		c.state = TV_TB_REPLAY_MALFORMED;
 		fill_report(&c, &(struct tb_rec){ 0 }, &rep);

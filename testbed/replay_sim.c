@@ -735,18 +735,19 @@ static int first_divergence(struct follow *f, const struct tv_tb_tap *t,
 	return 0;
 }
 
-static void compare_outcome(struct follow *f, const struct tv_tb_result *res,
-			    const struct tv_tb_failures *fails,
-			    struct tv_tb_replay_sim_report *rep)
+static int compare_outcome(struct follow *f, const struct tv_tb_result *res,
+			   const struct tv_tb_failures *fails,
+			   struct tv_tb_replay_sim_report *rep)
 {
 	json_t *sum = NULL;
 	static const char *const keys[] = {
 		"result", "ops", "ops_ok", "ops_failed",
 	};
 	bool same = true;
+	int rc = tb_tap_summary(0, res, fails, false, &sum);
 
-	if (tb_tap_summary(0, res, fails, false, &sum))
-		return;
+	if (rc)
+		return rc;
 	/* A node's process does not know its workload's counts: null. */
 	for (size_t k = 0; k < TB_ARRAY_SIZE(keys); k++)
 		same &= json_is_null(json_object_get(f->summary, keys[k])) ||
@@ -780,6 +781,7 @@ static void compare_outcome(struct follow *f, const struct tv_tb_result *res,
 			 json_integer_value(json_object_get(f->summary, "ops_ok")),
 			 json_integer_value(json_object_get(f->summary, "ops_failed")));
 	json_decref(sum);
+	return 0;
 }
 
 /* Did the simulator fire this recorded FIRE: its node, point and hit? */
@@ -813,12 +815,15 @@ static bool fire_again(const struct tv_tb_tap *t, const size_t *fx,
 }
 
 /* The simulator's firings are found once, then matched per recorded one. */
-static void compare_fires(const struct follow *f, const struct tv_tb_tap *t,
-			  struct tv_tb_replay_sim_report *rep)
+static int compare_fires(const struct follow *f, const struct tv_tb_tap *t,
+			 struct tv_tb_replay_sim_report *rep)
 {
 	size_t *fx = malloc((t->n + 1) * sizeof(*fx)), nfx = 0;
 
-	for (size_t i = 0; fx && i < t->n; i++)
+	/* Without it no fire would count as the same: a wrong report. */
+	if (!fx)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++)
 		if (t->recs[i].src == TB_TAP_SRC_FIRE)
 			fx[nfx++] = i;
 	for (size_t i = 0; i < f->nlines; i++) {
@@ -827,9 +832,10 @@ static void compare_fires(const struct follow *f, const struct tv_tb_tap *t,
 		if (strcmp(json_string_value(json_object_get(l, "src")), "fault"))
 			continue;
 		rep->fires++;
-		rep->fires_same += fx && fire_again(t, fx, nfx, l);
+		rep->fires_same += fire_again(t, fx, nfx, l);
 	}
 	free(fx);
+	return 0;
 }
 
 static size_t held_left(const struct follow *f)
@@ -867,10 +873,10 @@ static int run_followed(struct follow *f, struct rec_header *h,
 	if (!rc)
 		rc = tb_tap_collect(t);
 	if (!rc && !(rc = f->err ? f->err : t->err) &&
-	    !(rc = first_divergence(f, t, h->sc->nodes, rep))) {
-		compare_outcome(f, tv_tb_run_result(run), tv_tb_run_failures(run),
-				rep);
-		compare_fires(f, t, rep);
+	    !(rc = first_divergence(f, t, h->sc->nodes, rep)) &&
+	    !(rc = compare_outcome(f, tv_tb_run_result(run),
+				   tv_tb_run_failures(run), rep)) &&
+	    !(rc = compare_fires(f, t, rep))) {
 		rep->held = held_left(f);
 		rep->ops_places = f->ngates;
 		rep->ops_waited = f->ops_waited;

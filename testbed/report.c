@@ -29,6 +29,7 @@ static json_t *faults_json(const uint64_t *fires, const uint64_t *on,
 {
 	const struct tv_flt_point_info *pts;
 	json_t *o = json_object();
+	int err = 0;
 	size_t n;
 
 	pts = tv_flt_points(&n);
@@ -38,14 +39,17 @@ static json_t *faults_json(const uint64_t *fires, const uint64_t *on,
 		if (!on && !fires[i])
 			continue;
 		if (!on) {
-			json_object_set_new(o, pts[i].name,
-					    tv_tb_json_u64(fires[i]));
+			tv_ju_set(o, pts[i].name, tv_tb_json_u64(fires[i]), &err);
 			continue;
 		}
 		p = json_pack("{s:o,s:o,s:o}", "seeds_on", tv_tb_json_u64(on[i]),
 			      "fires", tv_tb_json_u64(fires[i]), "violations",
 			      tv_tb_json_u64(bad[i]));
-		json_object_set_new(o, pts[i].name, p);
+		tv_ju_set(o, pts[i].name, p, &err);
+	}
+	if (err) {
+		json_decref(o);
+		return NULL;
 	}
 	return o;
 }
@@ -53,11 +57,16 @@ static json_t *faults_json(const uint64_t *fires, const uint64_t *on,
 static json_t *failures_json(const struct tv_tb_failures *f)
 {
 	json_t *a = json_array();
+	int err = 0;
 
 	for (size_t i = 0; a && i < f->count && i < TV_TB_FAILURES_KEPT; i++)
-		json_array_append_new(a, json_pack(
+		tv_ju_push(a, json_pack(
 			"{s:s,s:o}", "kind", tv_tb_fail_kind_name(f->msg_kinds[i]),
-			"message", tv_tb_json_str(f->msgs[i])));
+			"message", tv_tb_json_str(f->msgs[i])), &err);
+	if (err) {
+		json_decref(a);
+		return NULL;
+	}
 	return a;
 }
 
@@ -67,6 +76,7 @@ json_t *tv_tb_run_result_json(const struct tv_tb_run *run,
 	const struct tv_tb_result *r = tv_tb_run_result(run);
 	const struct tv_tb_scenario *sc = tv_tb_run_scenario(run);
 	json_t *o;
+	int err = 0;
 
 	o = json_pack("{s:i,s:s,s:o,s:o,s:s,s:o,s:b,s:o,s:o,s:o}",
 		      "tensorverbs_result", RESULT_VERSION, "kind", "run",
@@ -79,30 +89,32 @@ json_t *tv_tb_run_result_json(const struct tv_tb_run *run,
 		      "build", tv_tb_json_str(tv_tb_build_id()));
 	if (!o)
 		return NULL;
-	json_object_set_new(o, "sim_events", tv_tb_json_u64(r->sim_events));
-	json_object_set_new(o, "virtual_ns", tv_tb_json_u64(r->virtual_ns));
-	json_object_set_new(o, "ops", json_pack(
+	tv_ju_set(o, "sim_events", tv_tb_json_u64(r->sim_events), &err);
+	tv_ju_set(o, "virtual_ns", tv_tb_json_u64(r->virtual_ns), &err);
+	tv_ju_set(o, "ops", json_pack(
 		"{s:o,s:o,s:o,s:o,s:o}", "total", tv_tb_json_u64(r->ops),
 		"ok", tv_tb_json_u64(r->ops_ok),
 		"failed", tv_tb_json_u64(r->ops_failed),
 		"refused", tv_tb_json_u64(r->refused),
-		"skipped", tv_tb_json_u64(r->skipped_ops)));
-	json_object_set_new(o, "bytes", tv_tb_json_u64(r->bytes));
-	json_object_set_new(o, "faults", faults_json(r->point_fires, NULL,
-						     NULL));
-	json_object_set_new(o, "crashes", json_pack(
+		"skipped", tv_tb_json_u64(r->skipped_ops)), &err);
+	tv_ju_set(o, "bytes", tv_tb_json_u64(r->bytes), &err);
+	tv_ju_set(o, "faults", faults_json(r->point_fires, NULL, NULL), &err);
+	tv_ju_set(o, "crashes", json_pack(
 		"{s:o,s:o,s:o}", "crashes", tv_tb_json_u64(r->crashes),
 		"restarts", tv_tb_json_u64(r->restarts),
-		"restart_failures", tv_tb_json_u64(r->restart_failures)));
-	json_object_set_new(o, "outcome", json_string(tv_tb_run_outcome(run)));
-	json_object_set_new(o, "corruption", json_pack(
+		"restart_failures", tv_tb_json_u64(r->restart_failures)), &err);
+	tv_ju_set(o, "outcome", json_string(tv_tb_run_outcome(run)), &err);
+	tv_ju_set(o, "corruption", json_pack(
 		"{s:b,s:o,s:o,s:o}", "validated", r->validated,
 		"fired", tv_tb_json_u64(r->corrupt_fires),
 		"detected", tv_tb_json_u64(r->corrupt_detected),
-		"undetected", tv_tb_json_u64(r->corrupt_undetected)));
-	json_object_set_new(o, "failures",
-			    failures_json(tv_tb_run_failures(run)));
-	json_object_set_new(o, "reproduce", tv_tb_json_str(reproduce));
+		"undetected", tv_tb_json_u64(r->corrupt_undetected)), &err);
+	tv_ju_set(o, "failures", failures_json(tv_tb_run_failures(run)), &err);
+	tv_ju_set(o, "reproduce", tv_tb_json_str(reproduce), &err);
+	if (err) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -121,11 +133,12 @@ json_t *tv_tb_swarm_result_json(const struct tv_tb_swarm_opts *opts,
 				const struct tv_tb_swarm_report *rep)
 {
 	json_t *o, *fails = json_array();
+	int err = 0;
 
 	for (size_t i = 0; fails && i < rep->nfail; i++) {
 		const struct tv_tb_swarm_failure *f = &rep->fail[i];
 
-		json_array_append_new(fails, json_pack(
+		tv_ju_push(fails, json_pack(
 			"{s:o,s:s,s:o,s:o,s:o,s:o,s:b}", "seed",
 			tv_tb_json_u64(f->seed), "kind",
 			tv_tb_fail_kind_name(f->first), "message",
@@ -134,7 +147,11 @@ json_t *tv_tb_swarm_result_json(const struct tv_tb_swarm_opts *opts,
 			f->written ? tv_tb_json_str(f->file) : json_null(),
 			"trace", f->written ? tv_tb_json_str(f->trace) :
 					      json_null(),
-			"reproduced", f->rerun_status == 1));
+			"reproduced", f->rerun_status == 1), &err);
+	}
+	if (err) {
+		json_decref(fails);
+		return NULL;
 	}
 	o = json_pack("{s:i,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:f,s:o}",
 		      "tensorverbs_result", RESULT_VERSION, "kind", "swarm",
@@ -149,16 +166,20 @@ json_t *tv_tb_swarm_result_json(const struct tv_tb_swarm_opts *opts,
 		      "failures", fails);
 	if (!o)
 		return NULL;
-	json_object_set_new(o, "build", tv_tb_json_str(tv_tb_build_id()));
-	json_object_set_new(o, "breakage", tv_tb_json_str(opts->breakage));
-	json_object_set_new(o, "faults", faults_json(rep->fires, rep->on,
-						     rep->bad));
-	json_object_set_new(o, "no_faults", json_pack(
+	tv_ju_set(o, "build", tv_tb_json_str(tv_tb_build_id()), &err);
+	tv_ju_set(o, "breakage", tv_tb_json_str(opts->breakage), &err);
+	tv_ju_set(o, "faults", faults_json(rep->fires, rep->on, rep->bad),
+		&err);
+	tv_ju_set(o, "no_faults", json_pack(
 		"{s:o,s:o}", "seeds", tv_tb_json_u64(rep->no_faults),
-		"violations", tv_tb_json_u64(rep->bad_no_faults)));
-	json_object_set_new(o, "corruption", json_pack(
+		"violations", tv_tb_json_u64(rep->bad_no_faults)), &err);
+	tv_ju_set(o, "corruption", json_pack(
 		"{s:o,s:o}", "validation_off", corrupt_json(rep->corrupt[0]),
-		"validation_on", corrupt_json(rep->corrupt[1])));
+		"validation_on", corrupt_json(rep->corrupt[1])), &err);
+	if (err) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -166,8 +187,10 @@ int tv_tb_json_write(const char *path, json_t *o)
 {
 	if (!o)
 		return -ENOMEM;
+	/* A failed allocation (errno ENOMEM) or a failed write. */
+	errno = 0;
 	if (json_dump_file(o, path, JSON_INDENT(2) | JSON_SORT_KEYS))
-		return -EIO;
+		return errno == ENOMEM ? -ENOMEM : -EIO;
 	return 0;
 }
 

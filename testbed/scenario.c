@@ -105,8 +105,9 @@ static int parse_placement(struct tv_ju *jc, json_t *sim,
 	char *name = NULL;
 	int rc;
 
-	if (tv_ju_get_str(jc, "$.sim", sim, "placement", false, &name))
-		return -EINVAL;
+	rc = tv_ju_get_str(jc, "$.sim", sim, "placement", false, &name);
+	if (rc)
+		return rc;
 	if (!name) {
 		*placement_p = TV_SIM_PLACE_IN_ORDER;
 		return 0;
@@ -126,8 +127,9 @@ static int parse_profile(struct tv_ju *jc, json_t *sim,
 	char *name = NULL;
 	int rc;
 
-	if (tv_ju_get_str(jc, "$.sim", sim, "profile", false, &name))
-		return -EINVAL;
+	rc = tv_ju_get_str(jc, "$.sim", sim, "profile", false, &name);
+	if (rc)
+		return rc;
 	if (!name) {
 		*profile_p = TV_SIM_PROFILE_MLX5;
 		return 0;
@@ -182,13 +184,17 @@ static int parse_faults(struct tv_ju *jc, json_t *root,
 			struct tv_tb_scenario *sc)
 {
 	json_t *plan = json_object_get(root, "faults");
-	char err[TV_TB_PLAN_ERR_MAX];
+	char err[TV_TB_PLAN_ERR_MAX] = "";
 	json_t *r;
 	size_t i;
+	int rc;
 
 	if (!plan)
 		return 0;
-	if (tv_tb_plan_validate(plan, err, sizeof(err)))
+	rc = tv_tb_plan_validate(plan, err, sizeof(err));
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc)
 		return tv_ju_fail(jc, "$.faults", "%s", err);
 	json_array_foreach(plan, i, r) {
 		const char *p = json_string_value(json_object_get(r, "point"));
@@ -353,9 +359,11 @@ static int parse_world(struct tv_ju *jc, json_t *root,
 	};
 	json_t *v;
 	uint64_t n;
+	int rc;
 
-	if (tv_ju_get_str(jc, "$", root, "name", false, &sc->name))
-		return -EINVAL;
+	rc = tv_ju_get_str(jc, "$", root, "name", false, &sc->name);
+	if (rc)
+		return rc;
 	v = json_object_get(root, "description");
 	if (v && !json_is_string(v))
 		return tv_ju_fail(jc, "$.description", "must be a string");
@@ -441,9 +449,14 @@ static int load_json(json_t *root, const json_error_t *jerr,
 	int rc;
 
 	if (!root) {
-		snprintf(err, TV_TB_ERR_MAX, "%s:%d:%d: invalid JSON: %s",
-			 origin, jerr->line, jerr->column, jerr->text);
-		return -EINVAL;
+		rc = tb_json_load_errno(jerr);
+		if (rc == -ENOMEM)
+			snprintf(err, TV_TB_ERR_MAX, "%s: %s", origin,
+				 strerror(ENOMEM));
+		else
+			snprintf(err, TV_TB_ERR_MAX, "%s:%d:%d: invalid JSON: %s",
+				 origin, jerr->line, jerr->column, jerr->text);
+		return rc;
 	}
 	rc = tv_tb_scenario_from_json(root, origin, sc_p, err);
 	json_decref(root);

@@ -57,9 +57,10 @@ static void put(struct tv_tb_chrome *c, json_t *ev)
 		fputs(c->first ? "\n" : ",\n", c->out);
 		c->first = false;
 		/* 15 digits: virtual times in us keep their nanoseconds. */
+		errno = 0;
 		if (json_dumpf(ev, c->out, JSON_COMPACT | JSON_PRESERVE_ORDER |
 			       JSON_REAL_PRECISION(15)))
-			c->err = -EIO;
+			c->err = errno == ENOMEM ? -ENOMEM : -EIO;
 	}
 	json_decref(ev);
 }

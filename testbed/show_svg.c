@@ -77,6 +77,7 @@ struct svg {
 	size_t *last_post;         /* per node: its latest unlabelled arrow */
 	bool truncated;            /* max_rows reached */
 	bool cut;                  /* truncated, or --to before the end */
+	int err;                   /* -ENOMEM: a row or arrow was lost */
 	FILE *out;
 };
 
@@ -92,14 +93,14 @@ static struct row *add_row(struct svg *s, enum row_kind kind, uint64_t t,
 	}
 	if (tv_ju_grow((void **)&s->rows, s->nrows + 1, &s->rows_cap,
 		 sizeof(*s->rows)))
-		return NULL;
+		goto nomem;
 	if (kind != ROW_GAP && s->nrows && t - s->rows[s->nrows - 1].t >= GAP_NS &&
 	    t > s->rows[s->nrows - 1].t) {
 		if (!add_row(s, ROW_GAP, t, 0))
 			return NULL;
 		if (tv_ju_grow((void **)&s->rows, s->nrows + 1, &s->rows_cap,
 			 sizeof(*s->rows)))
-			return NULL;
+			goto nomem;
 	}
 	r = &s->rows[s->nrows++];
 	memset(r, 0, sizeof(*r));
@@ -108,6 +109,10 @@ static struct row *add_row(struct svg *s, enum row_kind kind, uint64_t t,
 	r->lane = lane;
 	r->count = 1;
 	return r;
+nomem:
+	/* A drawing with a row missing would be a wrong one: it fails. */
+	s->err = -ENOMEM;
+	return NULL;
 }
 
 /* Down to the nanosecond: rows a few ns apart must not look equal. */
@@ -130,10 +135,13 @@ static void on_post(struct svg *s, const struct tv_tb_show_event *e)
 	struct arrow *a;
 	struct row *r;
 
-	if (e->peer == TV_TB_SHOW_NONE || e->peer >= s->tr->nodes ||
-	    tv_ju_grow((void **)&s->arrows, s->narrows + 1, &s->arrows_cap,
-		 sizeof(*s->arrows)))
+	if (e->peer == TV_TB_SHOW_NONE || e->peer >= s->tr->nodes)
 		return;
+	if (tv_ju_grow((void **)&s->arrows, s->narrows + 1, &s->arrows_cap,
+		       sizeof(*s->arrows))) {
+		s->err = -ENOMEM;
+		return;
+	}
 	r = add_row(s, ROW_POST, e->t, e->node);
 	if (!r)
 		return;
@@ -315,7 +323,7 @@ static void on_workload(struct svg *s, const struct tv_tb_show_event *e)
 
 static int build_rows(struct svg *s)
 {
-	for (size_t k = 0; k < s->tr->nev && !s->truncated; k++) {
+	for (size_t k = 0; k < s->tr->nev && !s->truncated && !s->err; k++) {
 		const struct tv_tb_show_event *e = &s->tr->ev[k];
 		char text[TEXT_MAX];
 
@@ -334,7 +342,7 @@ static int build_rows(struct svg *s)
 			add_note(s, e, 0, C_ERROR, text);
 		}
 	}
-	return 0;
+	return s->err;
 }
 
 /* ---- drawing ------------------------------------------------------------ */

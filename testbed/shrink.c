@@ -253,13 +253,17 @@ static int load_input(const char *path, json_t **sc_p, struct shrink *s,
 			    &jerr);
 	if (!json_is_object(sc)) {
 		/* Valid JSON that is no object has no line (jerr.line is -1). */
+		int rc = sc ? -EINVAL : tb_json_load_errno(&jerr);
+
 		if (sc)
 			snprintf(err, cap, "%s: not a JSON object", path);
+		else if (rc == -ENOMEM)
+			snprintf(err, cap, "%s: %s", path, strerror(ENOMEM));
 		else
 			snprintf(err, cap, "%s:%d: %s", path, jerr.line,
 				 jerr.text);
 		json_decref(sc);
-		return -EINVAL;
+		return rc;
 	}
 	seed = json_object_get(sc, "seed");
 	if (!has_seed)

@@ -70,12 +70,15 @@ static json_t *gen_rule(struct tv_prng *g, const char *point, uint64_t span_ns,
 {
 	json_t *r = json_pack("{s:s}", "point", point);
 	uint64_t style = below(g, 3), after;
+	int err = 0;
 
 	if (!r)
 		return NULL;
 	if (style == 0) {
-		json_object_set_new(r, "nth", json_integer(1 + (json_int_t)below(g, 40)));
-		json_object_set_new(r, "count", json_integer(1 + (json_int_t)below(g, 3)));
+		tv_ju_set(r, "nth", json_integer(1 + (json_int_t)below(g, 40)),
+			  &err);
+		tv_ju_set(r, "count", json_integer(1 + (json_int_t)below(g, 3)),
+			  &err);
 	} else {
 		/* 0.1 % .. 5 %, or in a window 5 % .. 50 %. */
 		double p = style == 1 ? 0.001 * pow(50.0, tv_tb_gen_unit(g)) :
@@ -83,18 +86,19 @@ static json_t *gen_rule(struct tv_prng *g, const char *point, uint64_t span_ns,
 
 		if (storm)
 			p = p * 6 < 1 ? p * 6 : 1;
-		json_object_set_new(r, "probability", json_real(p));
+		tv_ju_set(r, "probability", json_real(p), &err);
 		if (chance(g, 1, 2))
-			json_object_set_new(r, "count",
-					    json_integer(1 + (json_int_t)below(g, 5)));
+			tv_ju_set(r, "count", json_integer(
+				1 + (json_int_t)below(g, 5)), &err);
 	}
 	if (style == 2) {
 		after = below(g, span_ns);
-		json_object_set_new(r, "after_ns", json_integer((json_int_t)after));
-		json_object_set_new(r, "before_ns", json_integer(
-			(json_int_t)(after + 1 + below(g, 2000000))));
+		tv_ju_set(r, "after_ns", json_integer((json_int_t)after), &err);
+		tv_ju_set(r, "before_ns", json_integer(
+			(json_int_t)(after + 1 + below(g, 2000000))), &err);
 	}
-	if (rule_arg(g, r, point)) {
+	/* A rule missing a key would be another rule: none at all. */
+	if (rule_arg(g, r, point) || err) {
 		json_decref(r);
 		return NULL;
 	}
@@ -112,21 +116,23 @@ static json_t *gen_crash_rule(struct tv_prng *g, bool storm)
 {
 	json_t *r = json_pack("{s:s}", "point", "node/crash");
 	double p;
+	int err = 0;
 
 	if (!r)
 		return NULL;
 	if (chance(g, 1, 2)) {
-		json_object_set_new(r, "nth", json_integer(1 + (json_int_t)below(g, 40)));
+		tv_ju_set(r, "nth", json_integer(1 + (json_int_t)below(g, 40)),
+			  &err);
 	} else {
 		/* 0.1 % .. 5 % of the operations; storms six times that. */
 		p = 0.001 * pow(50.0, tv_tb_gen_unit(g));
-		json_object_set_new(r, "probability",
-				    json_real(storm ? p * 6 : p));
+		tv_ju_set(r, "probability", json_real(storm ? p * 6 : p), &err);
 	}
-	json_object_set_new(r, "count", json_integer(1 + (json_int_t)below(g, 3)));
-	if (chance(g, 3, 4) &&
-	    json_object_set_new(r, "arg", json_integer(
-		    (json_int_t)tv_tb_gen_log_uniform(g, 50000, 100000000)))) {
+	tv_ju_set(r, "count", json_integer(1 + (json_int_t)below(g, 3)), &err);
+	if (chance(g, 3, 4))
+		tv_ju_set(r, "arg", json_integer((json_int_t)
+			tv_tb_gen_log_uniform(g, 50000, 100000000)), &err);
+	if (err) {
 		json_decref(r);
 		return NULL;
 	}
@@ -175,6 +181,7 @@ int tv_tb_swarm_gen_faults(struct tv_prng *g, json_t *root, uint32_t without,
 			return -ENOMEM;
 		}
 	}
-	return json_object_set_new(root, "faults", plan);
+	/* json_object_set_new says -1; the generators' callers want errno. */
+	return json_object_set_new(root, "faults", plan) ? -ENOMEM : 0;
 }
 

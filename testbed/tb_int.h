@@ -101,6 +101,13 @@ json_t *tb_plan_rule(json_t *plan, const char *point);
 /* Bit i set: point i of tv_flt_points() has a rule in the plan. */
 uint32_t tb_plan_mask(json_t *plan);
 
+/*
+ * The error of a jansson load that gave NULL: -ENOMEM when its text is
+ * empty (jansson says nothing only when an allocation failed), else
+ * -EINVAL (the text says why).
+ */
+int tb_json_load_errno(const json_error_t *jerr);
+
 /* ---- trace.c: the recorder ------------------------------------------------- */
 
 #define TB_TRACE_FORMAT 1

@@ -489,8 +489,10 @@ int tb_trace_summary_new(const struct tb_rec *t, const struct tv_tb_run *run,
 int tb_trace_write_line(FILE *f, json_t *obj)
 {
 	/* Compact and in insertion order, so equal runs give equal bytes. */
-	if (json_dumpf(obj, f, JSON_COMPACT | JSON_PRESERVE_ORDER) ||
-	    fputc('\n', f) == EOF)
+	errno = 0;
+	if (json_dumpf(obj, f, JSON_COMPACT | JSON_PRESERVE_ORDER))
+		return errno == ENOMEM ? -ENOMEM : -EIO;
+	if (fputc('\n', f) == EOF)
 		return -EIO;
 	return 0;
 }
@@ -614,10 +616,13 @@ int tb_trace_reader_next(struct tb_trace_reader *r, json_t **obj_p,
 	obj = json_loadb(r->buf, (size_t)n,
 			 JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
 	if (!obj || !json_is_object(obj)) {
+		int rc = obj ? -EINVAL : tb_json_load_errno(&jerr);
+
 		snprintf(err, TB_TRACE_ERR_MAX, "%s:%" PRIu64 ": %s", r->path,
-			 r->line, obj ? "not a JSON object" : jerr.text);
+			 r->line, obj ? "not a JSON object" :
+			 rc == -ENOMEM ? strerror(ENOMEM) : jerr.text);
 		json_decref(obj);
-		return -EINVAL;
+		return rc;
 	}
 	*obj_p = obj;
 	return 0;

@@ -77,6 +77,14 @@ int tv_ju_range(struct tv_ju *jc, const char *path, json_t *v,
 		uint64_t *min_p, uint64_t *max_p);
 /* Grow *arr (of elem-sized items) so that n + 1 fit. */
 int tv_ju_grow(void **arr, size_t n, size_t *cap, size_t elem);
+/*
+ * json_object_set_new and json_array_append_new (both take v, even NULL
+ * or on failure) with a failure kept in *err: -ENOMEM, sticky.  For
+ * builders (generators, reports) that add many values and check once: a
+ * value lost to a failed allocation must not make another document.
+ */
+void tv_ju_set(json_t *o, const char *key, json_t *v, int *err);
+void tv_ju_push(json_t *a, json_t *v, int *err);
 
 /* ---- what a workload's parser may ask of the scenario core ------------- */
 

@@ -6,7 +6,9 @@
  * malloc, realloc, aligned_alloc and posix_memalign (-Wl,--wrap=NAME in
  * its CMakeLists.txt, which says which) can make the Nth call of the
  * wrapped ones fail: NULL, or ENOMEM for posix_memalign.  The functions
- * it does not wrap are not counted.
+ * it does not wrap are not counted.  The C library's own allocating
+ * functions can be wrapped too (strdup, strndup, vasprintf with asprintf,
+ * getline, open_memstream, fmemopen): each call is one allocation.
  */
 #ifndef TV_TESTS_WRAP_ALLOC_H
 #define TV_TESTS_WRAP_ALLOC_H
@@ -19,6 +21,19 @@ void oom_arm(long n);
 bool oom_disarm(void);
 /* How many allocations failed since the last oom_arm(). */
 unsigned oom_failures(void);
+/* How many allocations were asked for since the last oom_arm(). */
+unsigned long oom_calls(void);
+/*
+ * Neither count nor fail allocations until oom_resume(): for a test's
+ * own checks between the calls it sweeps (Check allocates too).
+ */
+void oom_pause(void);
+void oom_resume(void);
+/*
+ * One allocation of the countdown's, for what the linker cannot wrap
+ * allocation by allocation: true, fail it.
+ */
+bool oom_take(void);
 
 /*
  * Fail the Nth allocation of call for N = 0, 1, ... until it succeeds

@@ -150,8 +150,9 @@ static int parse_dist(struct tv_ju *jc, const char *path, json_t *bj,
 	json_t *zs = json_object_get(bj, "zipf_s");
 	int rc = 0;
 
-	if (tv_ju_get_str(jc, path, bj, "dist", false, &s))
-		return -EINVAL;
+	rc = tv_ju_get_str(jc, path, bj, "dist", false, &s);
+	if (rc)
+		return rc;
 	b->dist = GW_UNIFORM;
 	for (int d = GW_UNIFORM; s && d < GW_NDISTS; d++)
 		if (!strcmp(s, gw_dist_names[d]))
@@ -194,11 +195,10 @@ static int parse_batch(struct tv_ju *jc, const char *path, json_t *bj,
 		b->dist = GW_IDS;
 		return parse_ids(jc, sub, ids, sc, b);
 	}
-	if (tv_ju_get_uint(jc, path, bj, "count", 256, GW_MAX_BATCH, &count) ||
-	    parse_dist(jc, path, bj, b))
+	if (tv_ju_get_uint(jc, path, bj, "count", 256, GW_MAX_BATCH, &count))
 		return -EINVAL;
 	b->count = (uint32_t)count;
-	return 0;
+	return parse_dist(jc, path, bj, b);
 }
 
 static int parse_batches(struct tv_ju *jc, json_t *root,

@@ -27,6 +27,12 @@ static uint64_t below(struct tv_prng *p, uint64_t n)
 	return tv_prng_below(p, n);
 }
 
+/*
+ * The builders below put every value in through tv_ju_set and tv_ju_push
+ * and check once: a value lost to a failed allocation must give -ENOMEM,
+ * never a scenario missing a key (another scenario).  Each returns NULL
+ * on failure, which its caller's tv_ju_set turns into -ENOMEM.
+ */
 static json_t *gen_gather(struct tv_prng *p, uint32_t nodes, uint64_t *rows_p)
 {
 	static const uint64_t rbs[] = { 8, 64, 256, 2048 };
@@ -34,103 +40,140 @@ static json_t *gen_gather(struct tv_prng *p, uint32_t nodes, uint64_t *rows_p)
 	uint64_t rb = rbs[below(p, 4)];
 	uint64_t pl = tv_tb_gen_log_uniform(p, 1, 128);
 	json_t *g = json_object();
+	int err = 0;
 
-	json_object_set_new(g, "rows", jint(rows));
-	json_object_set_new(g, "row_bytes", jint(rb));
-	if (below(p, 2))
-		json_object_set_new(g, "replicated_rows",
-				    jint(below(p, rows / 4 + 1)));
-	if (!below(p, 4))
-		json_object_set_new(g, "zero_every", jint(2 + below(p, 8)));
-	json_object_set_new(g, "qps_per_peer", jint(1 + below(p, 8)));
-	json_object_set_new(g, "post_list", jint(pl));
-	json_object_set_new(g, "window", jint(1 + below(p, 4)));
-	json_object_set_new(g, "sort", json_boolean(below(p, 2)));
-	if (!below(p, 3))
-		json_object_set_new(g, "direct", json_true());
-	else
-		json_object_set_new(g, "staging_bytes",
-				    jint(pl * rb * (1 + below(p, 4))));
-	json_object_set_new(g, "qp_timeout", jint(8 + below(p, 8)));
-	/* Generous: 2000 rows one at a time over a 1 ms link take 2 s. */
-	json_object_set_new(g, "timeout_ns", jint(10000000000ull));
+	/* Set first: the caller draws with rows even when this fails. */
 	*rows_p = rows;
+	if (!g)
+		return NULL;
+	tv_ju_set(g, "rows", jint(rows), &err);
+	tv_ju_set(g, "row_bytes", jint(rb), &err);
+	if (below(p, 2))
+		tv_ju_set(g, "replicated_rows", jint(below(p, rows / 4 + 1)),
+			  &err);
+	if (!below(p, 4))
+		tv_ju_set(g, "zero_every", jint(2 + below(p, 8)), &err);
+	tv_ju_set(g, "qps_per_peer", jint(1 + below(p, 8)), &err);
+	tv_ju_set(g, "post_list", jint(pl), &err);
+	tv_ju_set(g, "window", jint(1 + below(p, 4)), &err);
+	tv_ju_set(g, "sort", json_boolean(below(p, 2)), &err);
+	if (!below(p, 3))
+		tv_ju_set(g, "direct", json_true(), &err);
+	else
+		tv_ju_set(g, "staging_bytes", jint(pl * rb * (1 + below(p, 4))),
+			  &err);
+	tv_ju_set(g, "qp_timeout", jint(8 + below(p, 8)), &err);
+	/* Generous: 2000 rows one at a time over a 1 ms link take 2 s. */
+	tv_ju_set(g, "timeout_ns", jint(10000000000ull), &err);
+	if (err) {
+		json_decref(g);
+		return NULL;
+	}
 	return g;
+}
+
+static json_t *gen_batch(struct tv_prng *p, uint32_t nodes, uint64_t rows,
+			 uint64_t *at)
+{
+	static const char *const dists[] = { "uniform", "zipf", "sorted",
+					     "boundary" };
+	json_t *b = json_object();
+	int err = 0;
+
+	if (!b)
+		return NULL;
+	*at += below(p, 3) ? below(p, 200000) : 0;
+	tv_ju_set(b, "node", jint(below(p, nodes)), &err);
+	tv_ju_set(b, "at_ns", jint(*at), &err);
+	if (!below(p, 8)) {
+		json_t *ids = json_array();
+
+		for (uint64_t k = 0, m = 1 + below(p, 8); ids && k < m; k++)
+			tv_ju_push(ids, jint(below(p, rows)), &err);
+		tv_ju_set(b, "ids", ids, &err);
+	} else {
+		tv_ju_set(b, "dist", json_string(dists[below(p, 4)]), &err);
+		tv_ju_set(b, "count", jint(tv_tb_gen_log_uniform(p, 1, 2000)),
+			  &err);
+		if (below(p, 4) == 0)
+			tv_ju_set(b, "dups", json_true(), &err);
+	}
+	if (err) {
+		json_decref(b);
+		return NULL;
+	}
+	return b;
 }
 
 static json_t *gen_batches(struct tv_prng *p, uint32_t nodes, uint64_t rows)
 {
-	static const char *const dists[] = { "uniform", "zipf", "sorted",
-					     "boundary" };
 	json_t *arr = json_array();
 	uint64_t n = 1 + below(p, 6), at = 0;
+	int err = 0;
 
-	for (uint64_t i = 0; arr && i < n; i++) {
-		json_t *b = json_object();
-
-		at += below(p, 3) ? below(p, 200000) : 0;
-		json_object_set_new(b, "node", jint(below(p, nodes)));
-		json_object_set_new(b, "at_ns", jint(at));
-		if (!below(p, 8)) {
-			json_t *ids = json_array();
-
-			for (uint64_t k = 0, m = 1 + below(p, 8); k < m; k++)
-				json_array_append_new(ids, jint(below(p, rows)));
-			json_object_set_new(b, "ids", ids);
-		} else {
-			json_object_set_new(b, "dist",
-					    json_string(dists[below(p, 4)]));
-			json_object_set_new(b, "count",
-					    jint(tv_tb_gen_log_uniform(p, 1,
-								       2000)));
-			if (below(p, 4) == 0)
-				json_object_set_new(b, "dups", json_true());
-		}
-		json_array_append_new(arr, b);
+	for (uint64_t i = 0; arr && !err && i < n; i++)
+		tv_ju_push(arr, gen_batch(p, nodes, rows, &at), &err);
+	if (err) {
+		json_decref(arr);
+		return NULL;
 	}
 	return arr;
+}
+
+static json_t *gen_sim(struct tv_prng *p)
+{
+	json_t *sim = json_object();
+	int err = 0;
+
+	if (!sim)
+		return NULL;
+	tv_ju_set(sim, "profile", json_string(below(p, 2) ? "mlx5" : "rxe"),
+		  &err);
+	if (!below(p, 3))
+		tv_ju_set(sim, "qp_op_ns", jint(below(p, 500)), &err);
+	if (!below(p, 3))
+		tv_ju_set(sim, "post_ns", jint(below(p, 1000)), &err);
+	/* Devices whose READ depth is not quiver's hard-coded 16. */
+	if (!below(p, 3))
+		tv_ju_set(sim, "max_qp_rd_atom", jint(8u << below(p, 5)), &err);
+	/* Six batches of a node, one after another, may take a minute. */
+	tv_ju_set(sim, "deadline_ns", jint(120000000000ull), &err);
+	if (err) {
+		json_decref(sim);
+		return NULL;
+	}
+	return sim;
 }
 
 int gw_generate(uint64_t seed, uint32_t without, json_t **sc_p)
 {
 	struct tv_prng p;
 	json_t *sc = json_pack("{s:s,s:I}", "workload", "gather", "seed",
-			       (json_int_t)seed), *sim;
+			       (json_int_t)seed);
 	uint32_t nodes;
 	uint64_t rows;
-	int rc;
+	int err = 0;
 
 	if (!sc)
 		return -ENOMEM;
 	tv_prng_init(&p, seed ^ 0x676174686572ull); /* "gather" */
 	nodes = 2 + (uint32_t)below(&p, 3);
-	json_object_set_new(sc, "nodes", jint(nodes));
-	json_object_set_new(sc, "gather", gen_gather(&p, nodes, &rows));
-	sim = json_object();
-	json_object_set_new(sim, "profile",
-			    json_string(below(&p, 2) ? "mlx5" : "rxe"));
-	if (!below(&p, 3))
-		json_object_set_new(sim, "qp_op_ns", jint(below(&p, 500)));
-	if (!below(&p, 3))
-		json_object_set_new(sim, "post_ns", jint(below(&p, 1000)));
-	/* Devices whose READ depth is not quiver's hard-coded 16. */
-	if (!below(&p, 3))
-		json_object_set_new(sim, "max_qp_rd_atom",
-				    jint(8u << below(&p, 5)));
-	/* Six batches of a node, one after another, may take a minute. */
-	json_object_set_new(sim, "deadline_ns", jint(120000000000ull));
-	json_object_set_new(sc, "sim", sim);
+	tv_ju_set(sc, "nodes", jint(nodes), &err);
+	tv_ju_set(sc, "gather", gen_gather(&p, nodes, &rows), &err);
+	tv_ju_set(sc, "sim", gen_sim(&p), &err);
 	if (!below(&p, 4))
-		json_object_set_new(sc, "links", json_pack(
+		tv_ju_set(sc, "links", json_pack(
 			"[{s:I,s:I,s:I}]", "from", (json_int_t)1, "to",
 			(json_int_t)0, "latency_ns",
-			(json_int_t)tv_tb_gen_log_uniform(&p, 1000, 500000)));
-	json_object_set_new(sc, "batches", gen_batches(&p, nodes, rows));
-	rc = tv_tb_swarm_gen_faults(&p, sc, without, 2000000,
-				    &tv_gather_workload);
-	if (rc) {
+			(json_int_t)tv_tb_gen_log_uniform(&p, 1000, 500000)),
+			&err);
+	tv_ju_set(sc, "batches", gen_batches(&p, nodes, rows), &err);
+	if (!err)
+		err = tv_tb_swarm_gen_faults(&p, sc, without, 2000000,
+					     &tv_gather_workload);
+	if (err) {
 		json_decref(sc);
-		return rc;
+		return err;
 	}
 	*sc_p = sc;
 	return 0;

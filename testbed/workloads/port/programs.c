@@ -626,7 +626,8 @@ int pt_compile(struct tv_ju *jc, struct pt_scenario *sc, size_t prog,
 	case PT_SEQUENCE: rc = compile_sequence(jc, &c, path, ops); break;
 	case PT_NKINDS: rc = -EINVAL; break;
 	}
-	if (rc == -ENOMEM || rc == -E2BIG)
+	/* The compilers say -ENOMEM for both; only emit() says -E2BIG. */
+	if ((rc == -ENOMEM || rc == -E2BIG) && sc->nops >= PT_MAX_OPS)
 		return tv_ju_fail(jc, path, "more than %u operations in all",
 				  PT_MAX_OPS);
 	return rc ? rc : pairs_of(sc, prog);

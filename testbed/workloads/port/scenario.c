@@ -48,9 +48,11 @@ static int parse_signal(struct tv_ju *jc, json_t *port,
 {
 	static const char *const names[] = { "auto", "atomic", "write_imm" };
 	char *s = NULL;
+	int rc;
 
-	if (tv_ju_get_str(jc, "$.port", port, "signal", false, &s))
-		return -EINVAL;
+	rc = tv_ju_get_str(jc, "$.port", port, "signal", false, &s);
+	if (rc)
+		return rc;
 	*mode_p = TV_PORT_SIGNAL_AUTO;
 	for (size_t i = 0; s && i < 3; i++)
 		if (!strcmp(s, names[i]))
@@ -105,8 +107,11 @@ static int parse_port(struct tv_ju *jc, json_t *root, struct pt_scenario *sc)
 		     tv_ju_check_keys(jc, "$.port", port, port_keys)))
 		goto out;
 	port = port ? port : empty;
-	if (parse_signal(jc, port, &sc->mode) ||
-	    tv_ju_get_uint(jc, "$.port", port, "fifo_size", 128, 1u << 16,
+	rc = parse_signal(jc, port, &sc->mode);
+	if (rc)
+		goto out;
+	rc = -EINVAL;
+	if (tv_ju_get_uint(jc, "$.port", port, "fifo_size", 128, 1u << 16,
 			   &fifo) ||
 	    tv_ju_get_uint(jc, "$.port", port, "cq_size", 1024, 65536, &cq) ||
 	    tv_ju_get_uint(jc, "$.port", port, "max_write_queue", 0, 65536,
@@ -176,8 +181,9 @@ static int parse_format(struct tv_ju *jc, const char *path, json_t *prog,
 	char *s = NULL;
 	int rc = 0;
 
-	if (tv_ju_get_str(jc, path, prog, "format", false, &s))
-		return -EINVAL;
+	rc = tv_ju_get_str(jc, path, prog, "format", false, &s);
+	if (rc)
+		return rc;
 	p->format = PT_LL16;
 	if (s && !strcmp(s, "ll8"))
 		p->format = PT_LL8;
@@ -193,9 +199,11 @@ static int parse_kind(struct tv_ju *jc, const char *path, json_t *prog,
 	char *s = NULL;
 	char known[160] = "";
 	size_t used = 0;
+	int rc;
 
-	if (tv_ju_get_str(jc, path, prog, "kind", true, &s))
-		return -EINVAL;
+	rc = tv_ju_get_str(jc, path, prog, "kind", true, &s);
+	if (rc)
+		return rc;
 	for (int k = 0; k < PT_NKINDS; k++) {
 		if (!strcmp(s, kind_names[k])) {
 			free(s);
@@ -254,9 +262,15 @@ static int parse_sizes(struct tv_ju *jc, const char *path, json_t *prog,
 static int parse_program(struct tv_ju *jc, const char *path, json_t *prog,
 			 struct pt_scenario *sc, struct pt_program *p)
 {
-	if (tv_ju_need_object(jc, path, prog) ||
-	    parse_kind(jc, path, prog, &p->kind) ||
-	    check_prog_keys(jc, path, prog, p->kind) ||
+	int rc;
+
+	if (tv_ju_need_object(jc, path, prog))
+		return -EINVAL;
+	/* -ENOMEM or -EINVAL */
+	rc = parse_kind(jc, path, prog, &p->kind);
+	if (rc)
+		return rc;
+	if (check_prog_keys(jc, path, prog, p->kind) ||
 	    tv_ju_get_uint(jc, path, prog, "start_ns", 0, 3600000000000ull,
 			   &p->start_ns) ||
 	    tv_ju_get_uint(jc, path, prog, "timeout_ns", sc->timeout_ns,
@@ -280,9 +294,11 @@ static int parse_program(struct tv_ju *jc, const char *path, json_t *prog,
 		p->nodes[1] = p->to;
 		return 0;
 	}
-	if (parse_nodes(jc, path, prog, sc->nodes, p) ||
-	    parse_format(jc, path, prog, p))
+	if (parse_nodes(jc, path, prog, sc->nodes, p))
 		return -EINVAL;
+	rc = parse_format(jc, path, prog, p);
+	if (rc)
+		return rc;
 	return parse_sizes(jc, path, prog, p);
 }
 

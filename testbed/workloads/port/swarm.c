@@ -20,6 +20,7 @@
 struct gen {
 	struct tv_prng p;
 	uint32_t nodes;
+	int err;                   /* sticky: -ENOMEM once anything failed */
 };
 
 static uint64_t below(struct gen *g, uint64_t n)
@@ -32,9 +33,14 @@ static uint64_t pick(struct gen *g, const uint64_t *v, size_t n)
 	return v[below(g, n)];
 }
 
-static int set(json_t *o, const char *k, json_t *v)
+/*
+ * Every value goes in through set or tv_ju_push, so that a failed
+ * allocation anywhere shows in g->err, checked once in pt_generate: a
+ * scenario missing a key would be another scenario.
+ */
+static void set(struct gen *g, json_t *o, const char *k, json_t *v)
 {
-	return json_object_set_new(o, k, v);
+	tv_ju_set(o, k, v, &g->err);
 }
 
 static json_t *jint(uint64_t v)
@@ -58,7 +64,7 @@ static json_t *gen_nodes(struct gen *g, uint32_t min)
 		ids[j] = t;
 	}
 	for (uint32_t i = 0; a && i < n; i++)
-		json_array_append_new(a, jint(ids[i]));
+		tv_ju_push(a, jint(ids[i]), &g->err);
 	return a;
 }
 
@@ -86,9 +92,9 @@ static json_t *gen_seq_op(struct gen *g, uint64_t bytes)
 			    below(g, 2) * bytes;
 	dst = below(g, bytes - len + 1) & ~7ull;
 	src = below(g, bytes - len + 1);
-	set(o, "dst_off", jint(dst));
-	set(o, "src_off", jint(src));
-	set(o, "bytes", jint(len));
+	set(g, o, "dst_off", jint(dst));
+	set(g, o, "src_off", jint(src));
+	set(g, o, "bytes", jint(len));
 	return o;
 }
 
@@ -101,11 +107,11 @@ static json_t *gen_sequence(struct gen *g, json_t *p)
 	uint64_t n = 1 + below(g, 40);
 
 	for (uint64_t i = 0; ops && i < n; i++)
-		json_array_append_new(ops, gen_seq_op(g, bytes));
-	set(p, "from", jint(from));
-	set(p, "to", jint(to));
-	set(p, "bytes", jint(bytes));
-	set(p, "ops", ops);
+		tv_ju_push(ops, gen_seq_op(g, bytes), &g->err);
+	set(g, p, "from", jint(from));
+	set(g, p, "to", jint(to));
+	set(g, p, "bytes", jint(bytes));
+	set(g, p, "ops", ops);
 	return p;
 }
 
@@ -121,37 +127,40 @@ static json_t *gen_program(struct gen *g)
 	if (!p)
 		return NULL;
 	if (below(g, 3) == 0)
-		set(p, "start_ns", jint(below(g, 50000)));
+		set(g, p, "start_ns", jint(below(g, 50000)));
 	switch ((enum pt_kind)k) {
 	case PT_PING_PONG:
-		set(p, "nodes", gen_pair(g));
-		set(p, "bytes", jint(below(g, 4) ? tv_tb_gen_log_uniform(
+		set(g, p, "nodes", gen_pair(g));
+		set(g, p, "bytes", jint(below(g, 4) ? tv_tb_gen_log_uniform(
 				&g->p, 1, 65536) : 0));
-		set(p, "iters", jint(1 + below(g, 20)));
-		set(p, "flush_every", jint(below(g, 5)));
+		set(g, p, "iters", jint(1 + below(g, 20)));
+		set(g, p, "flush_every", jint(below(g, 5)));
 		break;
 	case PT_PACKET_PING_PONG: {
 		bool ll8 = below(g, 2);
 		uint64_t w = ll8 ? 4 : 8;
 
-		set(p, "nodes", gen_pair(g));
-		set(p, "bytes", jint(w * (1 + below(g, 128))));
-		set(p, "iters", jint(1 + below(g, 20)));
-		set(p, "format", json_string(ll8 ? "ll8" : "ll16"));
-		set(p, "flush_every", jint(below(g, 8)));
+		set(g, p, "nodes", gen_pair(g));
+		set(g, p, "bytes", jint(w * (1 + below(g, 128))));
+		set(g, p, "iters", jint(1 + below(g, 20)));
+		set(g, p, "format", json_string(ll8 ? "ll8" : "ll16"));
+		set(g, p, "flush_every", jint(below(g, 8)));
 		break;
 	}
 	case PT_ALLGATHER:
 	case PT_ALL_TO_ALL:
-		set(p, "nodes", gen_nodes(g, 2));
-		set(p, "bytes", jint(tv_tb_gen_log_uniform(&g->p, 1, 16384)));
+		set(g, p, "nodes", gen_nodes(g, 2));
+		set(g, p, "bytes",
+		    jint(tv_tb_gen_log_uniform(&g->p, 1, 16384)));
 		break;
 	case PT_ALLREDUCE: {
 		json_t *nodes = gen_nodes(g, 2);
+		/* Before set: a failed set frees nodes. */
+		size_t nn = json_array_size(nodes);
 
-		set(p, "nodes", nodes);
-		set(p, "count", jint(json_array_size(nodes) *
-				     tv_tb_gen_log_uniform(&g->p, 1, 2048)));
+		set(g, p, "nodes", nodes);
+		set(g, p, "count", jint(nn * tv_tb_gen_log_uniform(&g->p, 1,
+								   2048)));
 		break;
 	}
 	case PT_SEQUENCE:
@@ -172,15 +181,16 @@ static json_t *gen_port(struct gen *g)
 
 	if (!o)
 		return NULL;
-	set(o, "signal", json_string(sig[below(g, 3)]));
-	set(o, "fifo_size", jint(pick(g, fifo, 4)));
-	set(o, "cq_size", jint(pick(g, cq, 3)));
-	set(o, "op_gap_ns", jint(pick(g, gap, 4)));
-	set(o, "timeout_ns", jint(GEN_TIMEOUT_NS));
+	set(g, o, "signal", json_string(sig[below(g, 3)]));
+	set(g, o, "fifo_size", jint(pick(g, fifo, 4)));
+	set(g, o, "cq_size", jint(pick(g, cq, 3)));
+	set(g, o, "op_gap_ns", jint(pick(g, gap, 4)));
+	set(g, o, "timeout_ns", jint(GEN_TIMEOUT_NS));
 	if (below(g, 2))
-		set(o, "lag_ns", json_pack("{s:I,s:I}", "min", (json_int_t)0,
-					   "max", (json_int_t)tv_tb_gen_log_uniform(
-						   &g->p, 1, 5000)));
+		set(g, o, "lag_ns", json_pack("{s:I,s:I}", "min",
+					      (json_int_t)0, "max", (json_int_t)
+					      tv_tb_gen_log_uniform(&g->p, 1,
+								    5000)));
 	return o;
 }
 
@@ -188,17 +198,26 @@ static json_t *gen_sim(struct gen *g, json_t *port)
 {
 	static const char *const pl[] = { "in_order", "random8", "block128" };
 	json_t *o = json_pack("{s:s}", "placement", pl[below(g, 3)]);
+	/* NULL only when port or its signal was lost (g->err is set). */
+	const char *sig = json_string_value(json_object_get(port, "signal"));
 
 	/* A device without atomics: the signal falls back (auto) or the
 	 * scenario says write_imm; "atomic" there cannot work, not drawn. */
-	if (o && below(g, 6) == 0 &&
-	    strcmp(json_string_value(json_object_get(port, "signal")),
-		   "atomic"))
-		set(o, "atomics", json_false());
+	if (o && below(g, 6) == 0 && sig && strcmp(sig, "atomic"))
+		set(g, o, "atomics", json_false());
 	return o;
 }
 
-/* Does the program use both nodes 0 and 1 (the slow link's ends)? */
+static void mark_node(bool has[2], json_t *v)
+{
+	if (json_integer_value(v) < 2)
+		has[json_integer_value(v)] = true;
+}
+
+/*
+ * Does the program use both nodes 0 and 1 (the slow link's ends)?  No
+ * allocation here: a failure could not be told from "no".
+ */
 static bool uses_slow_pair(json_t *p)
 {
 	json_t *nodes = json_object_get(p, "nodes"), *v;
@@ -209,15 +228,11 @@ static bool uses_slow_pair(json_t *p)
 		/* A sequence: from and to; the rest default to every node. */
 		if (!json_object_get(p, "from"))
 			return true;
-		nodes = json_pack("[O,O]", json_object_get(p, "from"),
-				  json_object_get(p, "to"));
-	} else {
-		json_incref(nodes);
+		mark_node(has, json_object_get(p, "from"));
+		mark_node(has, json_object_get(p, "to"));
 	}
 	json_array_foreach(nodes, i, v)
-		if (json_integer_value(v) < 2)
-			has[json_integer_value(v)] = true;
-	json_decref(nodes);
+		mark_node(has, v);
 	return has[0] && has[1];
 }
 
@@ -242,20 +257,22 @@ static bool delays_injected(json_t *sc)
  * meets easily (300 us): a flush on the slow link must never hold them
  * up (MSCCL++ #802), and a proxy that blocks on it misses them.
  */
-static void tight_deadlines(json_t *sc)
+static int tight_deadlines(json_t *sc)
 {
 	json_t *links = json_object_get(sc, "links"), *p;
 	json_t *port = json_object_get(sc, "port");
 	size_t i;
+	int err = 0;
 
 	if (!links || delays_injected(sc) ||
 	    json_integer_value(json_object_get(port, "cq_size")) < 64 ||
 	    json_integer_value(json_object_get(json_array_get(links, 0),
 					       "latency_ns")) < 200000)
-		return;
+		return 0;
 	json_array_foreach(json_object_get(sc, "programs"), i, p)
 		if (!uses_slow_pair(p))
-			set(p, "timeout_ns", jint(300000));
+			tv_ju_set(p, "timeout_ns", jint(300000), &err);
+	return err;
 }
 
 /*
@@ -275,10 +292,11 @@ static json_t *gen_latency_programs(struct gen *g)
 				 "iters", (json_int_t)(1 + below(g, 4)),
 				 "flush_every", (json_int_t)1);
 	uint64_t n = 1 + below(g, 3);
+	int err = 0;
 
-	if (!progs || !slow || json_array_append_new(progs, slow))
-		goto err;
-	for (uint64_t i = 0; i < n; i++) {
+	/* tv_ju_push takes slow and p even when progs is NULL: no leak. */
+	tv_ju_push(progs, slow, &err);
+	for (uint64_t i = 0; !err && i < n; i++) {
 		json_t *p = json_pack("{s:s,s:[I,I],s:I,s:I,s:I}", "kind",
 				      "ping_pong", "nodes",
 				      (json_int_t)below(g, 2),
@@ -288,36 +306,37 @@ static json_t *gen_latency_programs(struct gen *g)
 				      "iters", (json_int_t)(2 + below(g, 20)),
 				      "start_ns", (json_int_t)below(g, 20000));
 
-		if (!p || json_array_append_new(progs, p))
-			goto err;
+		tv_ju_push(progs, p, &err);
+	}
+	if (err) {
+		json_decref(progs);
+		return NULL;
 	}
 	return progs;
-err:
-	json_decref(progs);
-	return NULL;
 }
 
 int pt_generate(uint64_t seed, uint32_t without, json_t **sc_p)
 {
-	struct gen g;
+	struct gen g = { .err = 0 };
 	json_t *sc = json_pack("{s:s,s:I}", "workload", "port", "seed",
-			       (json_int_t)seed), *progs, *port;
+			       (json_int_t)seed), *progs, *port, *sim;
 	bool latency;
-	uint64_t n;
-	int rc = -ENOMEM;
+	int rc;
 
 	if (!sc)
 		return -ENOMEM;
 	tv_prng_init(&g.p, seed ^ 0x706f7274ull); /* "port" */
 	latency = below(&g, 8) == 0;
 	g.nodes = (latency ? 3 : 2) + (uint32_t)below(&g, latency ? 3 : 4);
-	set(sc, "nodes", jint(g.nodes));
+	set(&g, sc, "nodes", jint(g.nodes));
+	/* sim before port goes in: a failed set frees port. */
 	port = gen_port(&g);
-	set(sc, "port", port);
-	set(sc, "sim", gen_sim(&g, port));
+	sim = gen_sim(&g, port);
+	set(&g, sc, "port", port);
+	set(&g, sc, "sim", sim);
 	/* A slow link between 0 and 1, often slow enough to matter. */
 	if (latency || below(&g, 3) == 0)
-		set(sc, "links", json_pack("[{s:I,s:I,s:I}]", "from",
+		set(&g, sc, "links", json_pack("[{s:I,s:I,s:I}]", "from",
 					   (json_int_t)0, "to", (json_int_t)1,
 					   "latency_ns", (json_int_t)
 					   tv_tb_gen_log_uniform(&g.p,
@@ -325,23 +344,25 @@ int pt_generate(uint64_t seed, uint32_t without, json_t **sc_p)
 						   200000 : 1000, 2000000)));
 	if (latency) {
 		progs = gen_latency_programs(&g);
-		n = json_array_size(progs);
 	} else {
+		uint64_t n;
+
 		progs = json_array();
 		n = 1 + below(&g, 4);
 		for (uint64_t i = 0; progs && i < n; i++)
-			json_array_append_new(progs, gen_program(&g));
+			tv_ju_push(progs, gen_program(&g), &g.err);
 	}
-	set(sc, "programs", progs);
-	if (progs && json_array_size(progs) == n)
-		rc = latency ? 0 : tv_tb_swarm_gen_faults(&g.p, sc, without,
-							  2000000,
-							  &tv_port_workload);
+	set(&g, sc, "programs", progs);
+	rc = g.err;
+	if (!rc && !latency)
+		rc = tv_tb_swarm_gen_faults(&g.p, sc, without, 2000000,
+					    &tv_port_workload);
+	if (!rc)
+		rc = tight_deadlines(sc);
 	if (rc) {
 		json_decref(sc);
 		return rc;
 	}
-	tight_deadlines(sc);
 	*sc_p = sc;
 	return 0;
 }

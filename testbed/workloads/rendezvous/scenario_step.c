@@ -242,6 +242,7 @@ static int parse_send_error(struct tv_ju *jc, const char *path, json_t *v,
 {
 	char sub[TV_JU_PATH_MAX];
 	json_t *c;
+	int rc;
 
 	if (tv_ju_need_object(jc, path, v) ||
 	    tv_ju_check_keys(jc, path, v, error_keys))
@@ -255,8 +256,9 @@ static int parse_send_error(struct tv_ju *jc, const char *path, json_t *v,
 	if (s->err_code == TV_OK)
 		return tv_ju_fail(jc, sub, "an error cannot be OK");
 	s->is_error = true;
-	if (tv_ju_get_str(jc, path, v, "message", false, &s->err_msg))
-		return -EINVAL;
+	rc = tv_ju_get_str(jc, path, v, "message", false, &s->err_msg);
+	if (rc)
+		return rc;
 	if (s->err_msg && strlen(s->err_msg) > TV_STATUS_MSG_MAX)
 		return tv_ju_fail(jc, path, "message longer than %d bytes",
 			       TV_STATUS_MSG_MAX);
@@ -424,17 +426,21 @@ static int parse_send(struct tv_ju *jc, const char *path, json_t *obj,
 	    tv_ju_check_keys(jc, path, obj, err ? error_send_keys : send_keys))
 		return -EINVAL;
 	if (parse_endpoints(jc, path, obj, "from", "to", sc, &tmpl.from,
-			    &tmpl.to) ||
-	    tv_ju_get_str(jc, path, obj, "name", true, &tmpl.name))
+			    &tmpl.to))
 		goto out;
+	rc = tv_ju_get_str(jc, path, obj, "name", true, &tmpl.name);
+	if (rc)
+		goto out;
+	rc = -EINVAL;
 	if (check_name(jc, path, tmpl.name) ||
 	    tv_ju_get_uint(jc, path, obj, "at_ns", 0, UINT64_MAX / 4, &at) ||
 	    parse_repeat(jc, path, obj, &count, &stagger, &rep))
 		goto out;
 	tmpl.at_ns = start_ns + at;
 	tv_ju_path_key(sub, path, "error");
-	if (err ? parse_send_error(jc, sub, err, &tmpl) :
-		  parse_send_tensor(jc, path, obj, &tmpl))
+	rc = err ? parse_send_error(jc, sub, err, &tmpl) :
+		   parse_send_tensor(jc, path, obj, &tmpl);
+	if (rc)
 		goto out;
 	rc = expand_send(sc, &tmpl, count, stagger, rep);
 out:
@@ -562,9 +568,12 @@ static int parse_recv(struct tv_ju *jc, const char *path, json_t *obj,
 	    tv_ju_check_keys(jc, path, obj, recv_keys))
 		return -EINVAL;
 	if (parse_endpoints(jc, path, obj, "node", "from", sc, &tmpl.node,
-			    &tmpl.from) ||
-	    tv_ju_get_str(jc, path, obj, "name", true, &tmpl.name))
+			    &tmpl.from))
 		goto out;
+	rc = tv_ju_get_str(jc, path, obj, "name", true, &tmpl.name);
+	if (rc)
+		goto out;
+	rc = -EINVAL;
 	if (check_name(jc, path, tmpl.name) ||
 	    tv_ju_get_uint(jc, path, obj, "at_ns", 0, UINT64_MAX / 4, &at) ||
 	    parse_repeat(jc, path, obj, &count, &stagger, &rep) ||
@@ -572,8 +581,9 @@ static int parse_recv(struct tv_ju *jc, const char *path, json_t *obj,
 		goto out;
 	tmpl.at_ns = start_ns + at;
 	tv_ju_path_key(sub, path, "expect");
-	if (parse_expect(jc, sub, json_object_get(obj, "expect"),
-			 &tmpl.expect))
+	rc = parse_expect(jc, sub, json_object_get(obj, "expect"),
+			  &tmpl.expect);
+	if (rc)
 		goto out;
 	rc = expand_recv(sc, &tmpl, count, stagger, rep);
 out:

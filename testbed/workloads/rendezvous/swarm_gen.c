@@ -83,19 +83,20 @@ static int gen_links(struct gen *g, json_t *root)
 	json_t *arr = json_array(), *o;
 	uint32_t a = (uint32_t)below(g, g->nodes);
 	uint32_t b = (a + 1 + (uint32_t)below(g, g->nodes - 1)) % g->nodes;
+	int err = 0;
 
 	if (!arr)
 		return -ENOMEM;
 	o = gen_link(g);
-	if (!o || json_object_set_new(o, "from", json_integer(a)) ||
-	    json_object_set_new(o, "to", json_integer(b)) ||
-	    json_object_set_new(o, "symmetric", json_boolean(chance(g, 1, 2))) ||
-	    json_array_append_new(arr, o))
-		goto nomem;
-	return json_object_set_new(root, "links", arr);
-nomem:
-	json_decref(arr);
-	return -ENOMEM;
+	if (o) {
+		tv_ju_set(o, "from", json_integer(a), &err);
+		tv_ju_set(o, "to", json_integer(b), &err);
+		tv_ju_set(o, "symmetric", json_boolean(chance(g, 1, 2)), &err);
+	}
+	/* o is arr's and arr root's from here on, even when this fails. */
+	tv_ju_push(arr, o, &err);
+	tv_ju_set(root, "links", arr, &err);
+	return err;
 }
 
 static json_t *gen_engine(struct gen *g)
@@ -124,20 +125,23 @@ static int gen_world(struct gen *g, json_t *root)
 {
 	static const uint64_t intervals[] = { 200000, 1000000, 5000000 };
 	json_t *sim;
+	int err = 0;
 
 	g->nodes = 2 + (uint32_t)below(g, GEN_MAX_NODES - 1);
 	g->interval_ns = intervals[below(g, 3)];
 	sim = json_pack("{s:I}", "max_events", (json_int_t)GEN_MAX_EVENTS);
 	if (sim && chance(g, 1, 3))
-		json_object_set_new(sim, "jitter_ns_max",
-				    json_integer(1 + (json_int_t)below(g, 5000)));
-	if (!sim || json_object_set_new(root, "nodes", json_integer(g->nodes)) ||
-	    json_object_set_new(root, "link", gen_link(g)) ||
-	    json_object_set_new(root, "sim", sim) ||
-	    json_object_set_new(root, "engine", gen_engine(g)) ||
-	    json_object_set_new(root, "step_interval_ns",
-				json_integer((json_int_t)g->interval_ns)))
-		return -ENOMEM;
+		tv_ju_set(sim, "jitter_ns_max",
+			  json_integer(1 + (json_int_t)below(g, 5000)), &err);
+	/* sim goes in even after a failure: root owns it, no leak. */
+	tv_ju_set(root, "nodes", json_integer(g->nodes), &err);
+	tv_ju_set(root, "link", gen_link(g), &err);
+	tv_ju_set(root, "sim", sim, &err);
+	tv_ju_set(root, "engine", gen_engine(g), &err);
+	tv_ju_set(root, "step_interval_ns",
+		  json_integer((json_int_t)g->interval_ns), &err);
+	if (err)
+		return err;
 	if (chance(g, 1, 4))
 		return gen_links(g, root);
 	return 0;
@@ -156,21 +160,27 @@ static json_t *gen_shape(struct gen *g, uint64_t n)
 {
 	uint32_t rank = (uint32_t)below(g, 4);
 	json_t *shape = json_array();
+	int err = 0;
 
 	if (!shape)
 		return NULL;
 	if (rank == 0 && n > 1)
 		rank = 1;
-	for (uint32_t i = 0; i < rank; i++) {
+	for (uint32_t i = 0; i < rank && !err; i++) {
 		uint64_t d = i + 1 == rank ? n : 1 + below(g, n < 64 ? n : 64);
 
 		if (i + 1 < rank)
 			n = n / d ? n / d : 1;
-		json_array_append_new(shape, json_integer((json_int_t)d));
+		tv_ju_push(shape, json_integer((json_int_t)d), &err);
 	}
 	/* An empty tensor now and then: a zero anywhere in the shape. */
-	if (rank && chance(g, 1, 12))
-		json_array_set_new(shape, below(g, rank), json_integer(0));
+	if (!err && rank && chance(g, 1, 12) &&
+	    json_array_set_new(shape, below(g, rank), json_integer(0)))
+		err = -ENOMEM;
+	if (err) {
+		json_decref(shape);
+		return NULL;
+	}
 	return shape;
 }
 
@@ -179,23 +189,24 @@ static int gen_tensor(struct gen *g, json_t *s)
 	const char *dt = gen_dtypes[below(g, GEN_NDTYPES)];
 	enum tv_dtype dtype;
 	uint64_t n;
-	int rc = 0;
+	int err = 0;
 
 	tv_dtype_from_name(dt, &dtype);
-	rc |= json_object_set_new(s, "dtype", json_string(dt));
-	if (chance(g, 1, 12))
-		return rc | json_object_set_new(s, "dead", json_true());
+	tv_ju_set(s, "dtype", json_string(dt), &err);
+	if (chance(g, 1, 12)) {
+		tv_ju_set(s, "dead", json_true(), &err);
+		return err;
+	}
 	if (dtype == TV_DT_STRING)
 		n = below(g, GEN_MAX_STRINGS + 1);
 	else
 		n = log_uniform(g, 1, GEN_MAX_BYTES) / tv_dtype_size(dtype);
-	rc |= json_object_set_new(s, "shape", gen_shape(g, n ? n : 1));
+	tv_ju_set(s, "shape", gen_shape(g, n ? n : 1), &err);
 	if (chance(g, 1, 5))
-		rc |= json_object_set_new(s, "placement", json_string("device"));
+		tv_ju_set(s, "placement", json_string("device"), &err);
 	else if (dtype != TV_DT_STRING && chance(g, 1, 8))
-		rc |= json_object_set_new(s, "memory",
-					  json_string("unregistered"));
-	return rc ? -ENOMEM : 0;
+		tv_ju_set(s, "memory", json_string("unregistered"), &err);
+	return err;
 }
 
 static int gen_error(struct gen *g, json_t *s, uint32_t from, uint64_t k)
@@ -218,7 +229,7 @@ static int gen_error(struct gen *g, json_t *s, uint32_t from, uint64_t k)
 	}
 	err = json_pack("{s:s, s:s}", "code", codes[below(g, 10)], "message",
 			msg);
-	return json_object_set_new(s, "error", err);
+	return json_object_set_new(s, "error", err) ? -ENOMEM : 0;
 }
 
 /* ---- steps -------------------------------------------------------------- */
@@ -230,29 +241,36 @@ static json_t *gen_send(struct gen *g, uint32_t from, uint32_t to,
 	struct gen_last *last = &g->last[from][j];
 	json_t *s;
 	char name[16];
+	int err = 0;
 
 	snprintf(name, sizeof(name), "t%u", j);
 	if (last->send && chance(g, 1, 2)) {
 		s = json_deep_copy(last->send);
 		if (s)
-			json_object_set_new(s, "to", json_integer(to));
+			tv_ju_set(s, "to", json_integer(to), &err);
 	} else {
 		s = json_pack("{s:i, s:i, s:s}", "from", from, "to", to,
 			      "name", name);
-		if (s && (chance(g, 1, 12) ? gen_error(g, s, from, k) :
-					     gen_tensor(g, s))) {
-			json_decref(s);
-			s = NULL;
-		}
+		if (s)
+			err = chance(g, 1, 12) ? gen_error(g, s, from, k) :
+						 gen_tensor(g, s);
 	}
-	if (!s)
-		return NULL;
+	if (!s || err)
+		goto nomem;
+	/* A lost copy would skip the next cache-hit draw: another seed. */
 	json_decref(last->send);
 	last->send = json_deep_copy(s);
+	if (!last->send)
+		goto nomem;
 	if (chance(g, 1, 2))
-		json_object_set_new(s, "at_ns", json_integer(
-			(json_int_t)below(g, g->interval_ns)));
+		tv_ju_set(s, "at_ns", json_integer(
+			(json_int_t)below(g, g->interval_ns)), &err);
+	if (err)
+		goto nomem;
 	return s;
+nomem:
+	json_decref(s);
+	return NULL;
 }
 
 static json_t *gen_recv(struct gen *g, json_t *send)
@@ -262,12 +280,19 @@ static json_t *gen_recv(struct gen *g, json_t *send)
 			      "from", json_object_get(send, "from"),
 			      "name", json_object_get(send, "name"),
 			      "expect", "any");
+	int err = 0;
 
-	if (r && chance(g, 1, 5))
-		json_object_set_new(r, "placement", json_string("device"));
-	if (r && chance(g, 1, 2))
-		json_object_set_new(r, "at_ns", json_integer(
-			(json_int_t)below(g, g->interval_ns)));
+	if (!r)
+		return NULL;
+	if (chance(g, 1, 5))
+		tv_ju_set(r, "placement", json_string("device"), &err);
+	if (chance(g, 1, 2))
+		tv_ju_set(r, "at_ns", json_integer(
+			(json_int_t)below(g, g->interval_ns)), &err);
+	if (err) {
+		json_decref(r);
+		return NULL;
+	}
 	return r;
 }
 
@@ -297,11 +322,18 @@ static json_t *gen_step(struct gen *g, uint64_t *k)
 	uint32_t used[GEN_MAX_NODES] = { 0 };
 	json_t *sends = json_array(), *recvs = json_array();
 	uint64_t n = log_uniform(g, 1, GEN_MAX_TRANSFERS);
+	int rc = 0;
 
 	/* The first transfer cannot clash: every step has a send. */
-	for (uint64_t i = 0; sends && recvs && i < n; i++)
-		if (gen_transfer(g, sends, recvs, used, (*k)++))
-			break;
+	for (uint64_t i = 0; sends && recvs && !rc && i < n; i++)
+		rc = gen_transfer(g, sends, recvs, used, (*k)++);
+	/* A step cut short is another step: none at all. */
+	if (rc) {
+		json_decref(sends);
+		json_decref(recvs);
+		return NULL;
+	}
+	/* "o" takes sends and recvs, even NULL or on failure. */
 	return json_pack("{s:o, s:o}", "sends", sends, "recvs", recvs);
 }
 
@@ -309,13 +341,14 @@ static int gen_steps(struct gen *g, json_t *root)
 {
 	uint64_t nsteps = 1 + below(g, GEN_MAX_STEPS), k = 0;
 	json_t *steps = json_array();
+	int err = 0;
 
 	if (!steps)
 		return -ENOMEM;
-	for (uint64_t i = 0; i < nsteps; i++)
-		if (json_array_append_new(steps, gen_step(g, &k)))
-			break;
-	return json_object_set_new(root, "steps", steps);
+	for (uint64_t i = 0; i < nsteps && !err; i++)
+		tv_ju_push(steps, gen_step(g, &k), &err);
+	tv_ju_set(root, "steps", steps, &err);
+	return err;
 }
 
 int rv_generate(uint64_t seed, uint32_t without, json_t **sc_p)
