@@ -730,8 +730,8 @@ static struct merge_ev *merge_order(struct merge_in *in, size_t n,
 /* The run's outcome: failed if a node failed; counts when all have them. */
 static json_t *merge_summary(struct merge_in *in, size_t n, size_t events)
 {
-	json_t *kinds = json_array(), *msgs = json_array();
-	bool fail = false;
+	json_t *kinds = json_array(), *msgs = json_array(), *k, *m;
+	bool fail = false, lost = false;
 	json_int_t count = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -739,8 +739,16 @@ static json_t *merge_summary(struct merge_in *in, size_t n, size_t events)
 					"result")) ?: "", "FAIL");
 		count += json_integer_value(json_object_get(in[i].sum,
 							    "failure_count"));
-		json_array_extend(kinds, json_object_get(in[i].sum, "failure_kinds"));
-		json_array_extend(msgs, json_object_get(in[i].sum, "failures"));
+		k = json_object_get(in[i].sum, "failure_kinds");
+		m = json_object_get(in[i].sum, "failures");
+		/* A failure lost to memory would merge into another outcome. */
+		lost |= json_is_array(k) && json_array_extend(kinds, k);
+		lost |= json_is_array(m) && json_array_extend(msgs, m);
+	}
+	if (lost) {
+		json_decref(kinds);
+		json_decref(msgs);
+		return NULL;
 	}
 	return json_pack("{s:b, s:I, s:s, s:n, s:n, s:n, s:I, s:o, s:o}",
 			 "summary", 1, "events", (json_int_t)events,
@@ -761,12 +769,14 @@ static int merge_write(const char *out, struct merge_in *in, size_t n,
 	for (size_t i = 0; nodes && i < n; i++)
 		tv_ju_push(nodes, json_integer((json_int_t)rec_u64(in[i].hdr,
 								 "node")), &rc);
-	if (!rec || !nodes || rc || json_object_set_new(rec, "nodes", nodes)) {
-		if (rc)
-			json_decref(nodes);
+	if (!rec || !nodes || rc) {
+		json_decref(nodes);
 		rc = -ENOMEM;
 		goto out;
 	}
+	tv_ju_set(rec, "nodes", nodes, &rc);
+	if (rc)
+		goto out;
 	/* One process's: the merged clock starts at the earliest start. */
 	json_object_del(rec, "node");
 	json_object_del(rec, "t0_monotonic_ns");
