@@ -217,7 +217,8 @@ static int edit_halve_count(json_t *sc, size_t i,
 	if (!json_is_integer(v) || json_integer_value(v) < 2)
 		return -EAGAIN;
 	return json_object_set_new(b, "count",
-				   jint((uint64_t)json_integer_value(v) / 2));
+				   jint((uint64_t)json_integer_value(v) / 2)) ?
+	       -ENOMEM : 0;
 }
 
 static const struct tv_tb_shrink_edit gw_edit_list[] = {

@@ -421,7 +421,9 @@ static int halve(json_t *sc, size_t i, const char *key, uint64_t floor,
 	if (x <= floor)
 		return -EAGAIN;
 	x = x / 2 / unit * unit;
-	return json_object_set_new(p, key, jint(x < floor ? floor : x));
+	/* Only the new integer allocates: -1 is its failure. */
+	return json_object_set_new(p, key, jint(x < floor ? floor : x)) ?
+	       -ENOMEM : 0;
 }
 
 static int edit_halve_iters(json_t *sc, size_t i,
@@ -458,7 +460,9 @@ static int edit_fewer_nodes(json_t *sc, size_t i,
 	k = json_string_value(json_object_get(p, "kind"));
 	if (json_array_size(nodes) < 3 || (k && !strcmp(k, "allreduce")))
 		return -EAGAIN; /* allreduce's count is per node */
-	return json_array_remove(nodes, json_array_size(nodes) - 1);
+	/* A valid index: json_array_remove() cannot fail here. */
+	json_array_remove(nodes, json_array_size(nodes) - 1);
+	return 0;
 }
 
 static const struct tv_tb_shrink_edit pt_edit_list[] = {
