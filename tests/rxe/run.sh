@@ -810,6 +810,27 @@ for g in gather_qp_error gather_read_error; do
 	pair_verdict "$g" $ok "($plan on node 1: 2/2 gathers, 8192 rows, 0 failed, 0 wrong)"
 done
 
+# A tensor write corrupted on real verbs (vf/write/corrupt on the sender,
+# one bit): without validation the receiver's data check finds it (its
+# digest differs from what the sender publishes); with validation the
+# engine refuses it as DATA_LOSS and nothing wrong is delivered as OK.
+for v in off on; do
+	name=hw_corrupt_validation_$v
+	picked "$name" || continue
+	jq --argjson on "$([ $v = on ] && echo true || echo false)" \
+		'.engine = {"validate_checksum": $on}' "$basic" >"$work/$name.json"
+	pair_run "$name" "$work/$name.json" --faults "vf/write/corrupt:nth=1,count=1" --faults-node 0
+	ok=1
+	if [ $v = off ]; then
+		want=": data corrupted (digest "
+	else
+		want="expected ok, got DATA_LOSS"
+	fi
+	[ "${prc[1]}" = 1 ] && [ "$(fired "$name" 0)" = 1 ] && has "$name" 1 "$want" &&
+		! grep -q ': PASS:' "$work/$name.1.log" && ok=0
+	pair_verdict "$name" $ok "(one bit flipped in node 0's write; node 1 fails: '$want')"
+done
+
 # ---- the benchmark runs: every figure it prints is there and positive --------
 bench_smoke() {
 	local out
