@@ -8,6 +8,7 @@
 #include <tensorverbs/testbed.h>
 
 #include "tb_files.h"
+#include "tb_int.h"
 
 static char tmpdir[64];
 
@@ -193,6 +194,26 @@ void record_text(const char *text, const char *name, uint64_t seed,
 					     tv_tb_run_failures(run)), 0);
 	tv_tb_run_free(run);
 	tv_tb_scenario_free(sc);
+}
+
+char *record_mem(struct tv_tb_scenario *sc, uint64_t seed, size_t *len_p)
+{
+	struct tv_tb_tap *tap;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char *buf = NULL;
+
+	ck_assert_int_eq(tv_tb_record_create("unused.jsonl", sc, NULL, seed,
+					     "ibverbs", &tap), 0);
+	tv_tb_run_opts_init(&o, sc);
+	o.seed = seed;
+	o.tap = tap;
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	ck_assert_int_eq(tb_record_finish_mem(tap, tv_tb_run_result(run),
+					      tv_tb_run_failures(run), &buf,
+					      len_p), 0);
+	tv_tb_run_free(run);
+	return buf;
 }
 
 void replay_expect(const char *path, enum tv_tb_replay_state state,

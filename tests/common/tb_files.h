@@ -48,6 +48,12 @@ void trace_text(const char *text, const char *name, uint64_t seed,
 /* text run with seed into a recording at tmpdir/name, labelled backend. */
 void record_text(const char *text, const char *name, uint64_t seed,
 		 const char *backend, char *path, size_t cap);
+/*
+ * sc run with seed into a recording kept in memory (what a rank hands
+ * rank 0 under mpirun): its bytes, *len_p long.  (Its users have
+ * testbed/ on their include path: tb_record_finish_mem is internal.)
+ */
+char *record_mem(struct tv_tb_scenario *sc, uint64_t seed, size_t *len_p);
 /* replay of path ends in state, its error holding msg (unless NULL). */
 void replay_expect(const char *path, enum tv_tb_replay_state state,
 		   const char *msg);

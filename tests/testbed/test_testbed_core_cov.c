@@ -440,23 +440,13 @@ START_TEST(test_record_finish_mem)
 {
 	struct tv_tb_scenario *sc;
 	struct tv_tb_tap *tap;
-	struct tv_tb_run_opts o;
-	struct tv_tb_run *run;
 	char err[TV_TB_ERR_MAX], out[128], *buf = NULL, *text;
 	size_t len = 0;
 	uint64_t len64;
 
 	mk_tmpdir();
 	ck_assert_int_eq(tv_tb_scenario_load_string(basic, "b", &sc, err), 0);
-	ck_assert_int_eq(tv_tb_record_create("unused.jsonl", sc, NULL, 1,
-					     "ibverbs", &tap), 0);
-	tv_tb_run_opts_init(&o, sc);
-	o.seed = 1;
-	o.tap = tap;
-	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
-	ck_assert_int_eq(tb_record_finish_mem(tap, tv_tb_run_result(run),
-					      tv_tb_run_failures(run), &buf,
-					      &len), 0);
+	buf = record_mem(sc, 1, &len);
 	ck_assert_uint_gt(len, 0);
 	ck_assert_msg(strncmp(buf, "{\"tensorverbs_trace\":1", 22) == 0, "%.100s",
 		      buf);
@@ -472,7 +462,6 @@ START_TEST(test_record_finish_mem)
 	ck_assert_msg(strstr(text, "\"merged\":1") != NULL, "%.300s", text);
 	free(text);
 	free(buf);
-	tv_tb_run_free(run);
 
 	/* A tap that failed earlier gives its error, and is freed. */
 	ck_assert_int_eq(tv_tb_record_create("unused.jsonl", sc, NULL, 1,

@@ -1046,25 +1046,12 @@ START_TEST(test_oom_merge)
 {
 	struct merge_ctx c = { .mem = _i == 1 };
 	struct tv_tb_scenario *sc;
-	struct tv_tb_tap *tap;
-	struct tv_tb_run_opts o;
-	struct tv_tb_run *run;
 	char err[TV_TB_ERR_MAX], p[2][256];
 	size_t len;
 
 	ck_assert_int_eq(tv_tb_scenario_load_string(basic, "oom", &sc, err), 0);
 	for (int i = 0; i < 2; i++) {
-		ck_assert_int_eq(tv_tb_record_create("unused", sc, NULL, 1,
-						     "ibverbs", &tap), 0);
-		tv_tb_run_opts_init(&o, sc);
-		o.seed = 1;
-		o.tap = tap;
-		ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
-		ck_assert_int_eq(tb_record_finish_mem(tap, tv_tb_run_result(run),
-						      tv_tb_run_failures(run),
-						      &c.bufs[i], &len), 0);
-		c.lens[i] = len;
-		tv_tb_run_free(run);
+		c.bufs[i] = record_mem(sc, 1, &len);
 		tmp_path(p[i], sizeof(p[i]), i ? "n1.jsonl" : "n0.jsonl");
 		set_rec_node(&c.bufs[i], i);
 		c.lens[i] = strlen(c.bufs[i]);
