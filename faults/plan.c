@@ -132,6 +132,12 @@ static int plan_json(struct tv_flt *flt, const char *text, char *err,
 	json_t *o;
 	int ret = 0;
 
+	if (!root && !jerr.text[0]) {
+		/* jansson says nothing only when an allocation failed. */
+		if (err && n)
+			snprintf(err, n, "fault plan: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	if (!root)
 		return plan_err(err, n, "fault plan: invalid JSON: %s%s",
 				jerr.text, NULL);

@@ -100,13 +100,6 @@ int tb_plan_injector(json_t *plan, uint64_t seed, struct tv_flt **flt_p,
 	if (rc)
 		goto out;
 	rc = tv_flt_plan_parse(flt, text, err, err_bytes);
-	/*
-	 * text is jansson's own dump of a JSON array: the fault layer
-	 * finding it no JSON at all (jansson gave no reason) means its
-	 * parse ran out of memory.
-	 */
-	if (rc == -EINVAL && !strcmp(err, "fault plan: invalid JSON: "))
-		rc = -ENOMEM;
 	if (rc) {
 		tv_flt_destroy(flt);
 		goto out;

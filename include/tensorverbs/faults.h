@@ -87,7 +87,8 @@ int tv_flt_arm(struct tv_flt *flt, const char *point,
  * Parse a plan: a JSON array of {"point", "probability", "nth", "count",
  * "after_ns", "before_ns", "arg"} objects, or the command-line form
  * "point[:key=value,...][;point...]" (keys p, nth, count, after, before,
- * arg).  On error returns -EINVAL and a message naming the culprit.
+ * arg).  On error returns -EINVAL and a message naming the culprit, or
+ * -ENOMEM when the JSON parser ran out of memory.
  */
 int tv_flt_plan_parse(struct tv_flt *flt, const char *text, char *err,
 		      size_t err_bytes);
