@@ -234,6 +234,8 @@ static struct sweep sweep(const char *what, int (*attempt)(void *ctx),
 	long n;
 	int rc;
 
+	/* This sweep's own figures, printed at its end. */
+	other_events = other_counts = 0;
 	for (n = 0;; n += (n < full ? 1 : stride)) {
 		bool fired;
 
