@@ -8,6 +8,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -99,6 +100,24 @@ static int check_all(uint8_t **all, size_t *lens)
 	return bad;
 }
 
+/*
+ * The idle hook's first turn tells node 1 to go on (a pipe made before the
+ * fork): node 1 holds back its repeated barriers until node 0 has idled,
+ * so node 0 must wait with nothing to read at least once whatever the
+ * scheduler does (a loaded machine once ran node 1 ahead at every step).
+ */
+static int go_pipe[2] = {-1, -1};
+
+static int wait_go(void)
+{
+	struct pollfd pfd = {.fd = go_pipe[0], .events = POLLIN};
+	char c;
+
+	if (poll(&pfd, 1, 10000) != 1 || read(go_pipe[0], &c, 1) != 1)
+		return 98;
+	return 0;
+}
+
 static int body_exchange(struct tv_tb_peers *p)
 {
 	uint8_t mine[300], **all = NULL;
@@ -110,6 +129,8 @@ static int body_exchange(struct tv_tb_peers *p)
 		rc = tv_tb_peers_allgather(p, mine, sizeof(mine), &all, &lens);
 	if (!rc)
 		rc = check_all(all, lens) ? 99 : 0;
+	if (!rc)
+		rc = wait_go();
 	for (int i = 0; !rc && i < 5; i++)
 		rc = tv_tb_peers_barrier(p, "again");
 	return rc;
@@ -117,7 +138,8 @@ static int body_exchange(struct tv_tb_peers *p)
 
 static void idle_count(void *arg)
 {
-	(*(unsigned *)arg)++;
+	if (!(*(unsigned *)arg)++)
+		ck_assert_int_eq(write(go_pipe[1], "g", 1), 1);
 	usleep(100);
 }
 
@@ -125,11 +147,13 @@ START_TEST(barriers_and_allgather)
 {
 	struct sockaddr_storage a = addr0();
 	struct tv_tb_peers *p = open_node(0, &a, 7, 10 * SEC);
-	pid_t pid = child(&a, 7, body_exchange);
+	pid_t pid;
 	uint8_t mine[300], **all = NULL;
 	size_t *lens = NULL;
 	unsigned idles = 0;
 
+	ck_assert_int_eq(pipe(go_pipe), 0);
+	pid = child(&a, 7, body_exchange);
 	tv_tb_peers_set_idle(p, idle_count, &idles);
 	ck_assert_int_eq(tv_tb_peers_barrier(p, "start"), 0);
 	blob_of(0, mine);
@@ -142,6 +166,8 @@ START_TEST(barriers_and_allgather)
 	ck_assert_uint_gt(idles, 0);
 	ck_assert_int_eq(tv_tb_peers_poll(p), -ECANCELED); /* it went */
 	tv_tb_peers_close(p);
+	close(go_pipe[0]);
+	close(go_pipe[1]);
 }
 END_TEST
 
