@@ -31,10 +31,6 @@
 #include "pt.h"
 #include "pt_hw.h"
 
-#define PH_MAGIC 0x50485654u     /* "TVHP" */
-#define PH_VERSION 1u
-#define PH_LINK_BYTES 40u        /* pair, qpn, psn, lid, pad, gid, token */
-#define PH_HEAD_BYTES (16u + 2 * TV_PORT_HANDLE_BYTES)
 #define PH_MSG_MAX 256
 
 /* ---- the set-up blob: little-endian (le.h) ------------------------------- */
@@ -76,17 +72,8 @@ static int blob_make(struct ph *h, uint8_t **blob_p, size_t *len_p)
 	return 0;
 }
 
-struct peer_info {
-	struct tv_port_mem_handle data;
-	struct tv_port_mem_handle tok;
-	const uint8_t *links;
-	uint32_t nlinks;
-};
-
-/* Node n's blob, every field checked: -EPROTO and why in msg. */
-static int blob_read(const uint8_t *b, size_t len, uint32_t n,
-		     uint32_t nodes, struct peer_info *pi, char *msg,
-		     size_t cap)
+int ph_blob_read(const uint8_t *b, size_t len, uint32_t n, uint32_t nodes,
+		 struct ph_peer_info *pi, char *msg, size_t cap)
 {
 	uint32_t nl;
 
@@ -114,9 +101,8 @@ static int blob_read(const uint8_t *b, size_t len, uint32_t n,
 	return 0;
 }
 
-/* The peer's entry for pair: its endpoint and token offset. */
-static int peer_link(const struct peer_info *pi, uint32_t pair,
-		     struct tv_vf_qp_endpoint *ep_p, uint64_t *tok_off_p)
+int ph_peer_link(const struct ph_peer_info *pi, uint32_t pair,
+		 struct tv_vf_qp_endpoint *ep_p, uint64_t *tok_off_p)
 {
 	for (uint32_t i = 0; i < pi->nlinks; i++) {
 		const uint8_t *p = pi->links + (size_t)i * PH_LINK_BYTES;
@@ -128,8 +114,12 @@ static int peer_link(const struct peer_info *pi, uint32_t pair,
 		ep_p->lid = (uint16_t)tv_le_get(p + 12, 2);
 		memcpy(ep_p->gid, p + 16, 16);
 		*tok_off_p = tv_le_get(p + 32, 8);
-		/* 24-bit QPN and PSN; a token word inside the token memory. */
+		/*
+		 * 24-bit QPN and PSN; a token word inside the token memory
+		 * (a window under 8 bytes holds none: size - 8 would wrap).
+		 */
 		if (ep_p->qp_num > 0xffffff || ep_p->psn > 0xffffff ||
+		    pi->tok.size_bytes < 8 ||
 		    *tok_off_p > pi->tok.size_bytes - 8 || (*tok_off_p & 7))
 			return -EPROTO;
 		return 0;
@@ -256,12 +246,12 @@ static int ph_open(struct tv_tb_hw *hw, void **st_p, char *msg, size_t cap)
 /* ---- connecting --------------------------------------------------------------- */
 
 static int link_connect(struct ph *h, struct ph_link *l,
-			const struct peer_info *pi, char *msg, size_t cap)
+			const struct ph_peer_info *pi, char *msg, size_t cap)
 {
 	struct tv_vf_qp_endpoint ep;
 	uint64_t tok_off;
 	uint32_t dst;
-	int ret = peer_link(pi, l->pair, &ep, &tok_off);
+	int ret = ph_peer_link(pi, l->pair, &ep, &tok_off);
 
 	if (ret) {
 		snprintf(msg, cap, "node %u's set-up data %s pair %u",
@@ -301,9 +291,9 @@ static int ph_connect(struct tv_tb_hw *hw, void *st)
 		ret = tv_tb_hw_allgather(hw, mine, len, &all, &lens);
 	for (uint32_t i = 0; !ret && i < h->nlinks; i++) {
 		struct ph_link *l = &h->links[i];
-		struct peer_info pi;
+		struct ph_peer_info pi;
 
-		ret = blob_read(all[l->peer], lens[l->peer], l->peer,
+		ret = ph_blob_read(all[l->peer], lens[l->peer], l->peer,
 				h->sc->nodes, &pi, msg, sizeof(msg));
 		if (!ret)
 			ret = link_connect(h, l, &pi, msg, sizeof(msg));

@@ -87,6 +87,34 @@ struct ph {
 	uint64_t all_failed;
 };
 
+/*
+ * hw.c: the set-up blob a node sends its peers over the coordinator,
+ * little-endian: magic, version, node, link count; its data and token
+ * handles; per link: pair index, QP number, PSN, LID, pad, GID, its token's
+ * offset.  The bytes are the peer's: decoded as hostile.
+ */
+#define PH_MAGIC 0x50485654u     /* "TVHP" */
+#define PH_VERSION 1u
+#define PH_LINK_BYTES 40u
+#define PH_HEAD_BYTES (16u + 2 * TV_PORT_HANDLE_BYTES)
+
+struct ph_peer_info {
+	struct tv_port_mem_handle data;
+	struct tv_port_mem_handle tok;
+	const uint8_t *links;     /* inside the blob */
+	uint32_t nlinks;
+};
+
+/* Node n's blob, every field checked: -EPROTO and why in msg. */
+int ph_blob_read(const uint8_t *b, size_t len, uint32_t n, uint32_t nodes,
+		 struct ph_peer_info *pi, char *msg, size_t cap);
+/*
+ * The peer's entry for pair: its endpoint and token offset; -ENOENT when
+ * it has none, -EPROTO when its fields cannot be right.
+ */
+int ph_peer_link(const struct ph_peer_info *pi, uint32_t pair,
+		 struct tv_vf_qp_endpoint *ep_p, uint64_t *tok_off_p);
+
 /* hw_task.c */
 int ph_tasks_init(struct ph *h);
 void ph_tasks_free(struct ph *h);
