@@ -237,65 +237,28 @@ static int published_digest(struct rr *r, const struct sc_send *s,
 					      s->name), digest_p);
 }
 
-static bool check_meta(struct rr *r, const struct sc_recv *rv,
-		       enum tv_dtype dtype, const struct tv_shape *shape,
-		       bool dead, struct tv_tensor *t, const char *what)
-{
-	if (tv_tensor_dtype(t) != dtype || tv_tensor_is_dead(t) != dead ||
-	    (shape && !dead && !tv_shape_equal(tv_tensor_shape(t), shape))) {
-		tv_tb_hw_fail(r->hw, TV_TB_FK_DATA, RV_FMT ": got dtype %s dead %d rank "
-			     "%u, %s dtype %s dead %d rank %u", RV_ARGS(rv),
-			     tv_dtype_name(tv_tensor_dtype(t)),
-			     tv_tensor_is_dead(t), tv_tensor_shape(t)->rank,
-			     what, tv_dtype_name(dtype), dead,
-			     shape ? shape->rank : 0);
-		return false;
-	}
-	return true;
-}
-
-static void check_extra(struct rr *r, const struct sc_recv *rv,
-			const struct sc_send *s, struct tv_tensor *t,
-			uint64_t digest)
-{
-	const struct sc_expect *ex = &rv->expect;
-	uint64_t want;
-
-	if ((ex->has_dtype || ex->has_dead || ex->has_shape) &&
-	    !check_meta(r, rv, ex->has_dtype ? ex->dtype : tv_tensor_dtype(t),
-			ex->has_shape ? &ex->shape : NULL,
-			ex->has_dead ? ex->dead : tv_tensor_is_dead(t), t,
-			"expected"))
-		return;
-	if (ex->strings) {
-		if (explicit_strings_digest(ex->strings, ex->nstrings, &want) ||
-		    want != digest)
-			tv_tb_hw_fail(r->hw, TV_TB_FK_DATA, RV_FMT ": strings differ from "
-				     "the expected ones", RV_ARGS(rv));
-	}
-	if (ex->has_fill && !published_digest(r, s, &ex->fill, &want) &&
-	    want != digest)
-		tv_tb_hw_fail(r->hw, TV_TB_FK_DATA, RV_FMT ": data differs from the "
-			     "expected fill", RV_ARGS(rv));
-}
-
 static void verify_tensor(struct rr *r, const struct sc_recv *rv,
 			  struct tv_tensor *t)
 {
 	const struct sc_send *s = &r->sc->sends[rv->send_index];
 	uint64_t digest, want;
+	char why[320];
 
 	if (s->is_error) {
 		tv_tb_hw_fail(r->hw, TV_TB_FK_DATA, RV_FMT ": got a tensor, the sender "
 			     "publishes an error", RV_ARGS(rv));
 		return;
 	}
-	if (!check_meta(r, rv, s->dtype, &s->shape, s->dead, t,
-			"the sender publishes"))
+	if (rv_meta_wrong(t, s->dtype, &s->shape, s->dead,
+			  "the sender publishes", why, sizeof(why))) {
+		tv_tb_hw_fail(r->hw, TV_TB_FK_DATA, RV_FMT ": %s", RV_ARGS(rv),
+			      why);
 		return;
-	if (!s->dead && tv_tensor_placement(t) != rv->place) {
-		tv_tb_hw_fail(r->hw, TV_TB_FK_DATA, RV_FMT ": wrong placement",
-			     RV_ARGS(rv));
+	}
+	if (rv_placement_wrong(t, s->dtype, s->dead, rv->place, why,
+			       sizeof(why))) {
+		tv_tb_hw_fail(r->hw, TV_TB_FK_DATA, RV_FMT ": %s", RV_ARGS(rv),
+			      why);
 		return;
 	}
 	if (fill_digest_tensor(t, &digest) ||
@@ -311,7 +274,11 @@ static void verify_tensor(struct rr *r, const struct sc_recv *rv,
 		return;
 	}
 	r->bytes_ok += fill_payload_bytes(t);
-	check_extra(r, rv, s, t, digest);
+	/* The scenario's own checks: the simulator's runner's words. */
+	if (rv_expect_wrong(rv, t, digest, tv_tb_hw_seed(r->hw), why,
+			    sizeof(why)))
+		tv_tb_hw_fail(r->hw, TV_TB_FK_EXPECT, RV_FMT ": %s",
+			      RV_ARGS(rv), why);
 }
 
 static void check_error(struct rr *r, const struct sc_recv *rv,

@@ -27,49 +27,51 @@ static void shape_str(const struct tv_shape *s, char *buf, size_t cap)
 		snprintf(buf + used, cap - used, "]");
 }
 
-/*
- * kind: TV_TB_FK_DATA against what the sender published (the data invariant),
- * TV_TB_FK_EXPECT against what the scenario says.
- */
-static bool check_meta(struct runner *r, const struct sc_recv *rv,
-		       enum tv_dtype dtype, const struct tv_shape *shape,
-		       bool dead, struct tv_tensor *t, const char *what,
-		       enum tv_tb_fail_kind kind)
+bool rv_meta_wrong(struct tv_tensor *t, enum tv_dtype dtype,
+		   const struct tv_shape *shape, bool dead, const char *what,
+		   char *why, size_t cap)
 {
 	char a[128], b[128];
 
 	if (tv_tensor_dtype(t) != dtype) {
-		tv_tb_fail(r->run, kind, RECV_FMT ": dtype %s, %s %s",
-			     RECV_ARGS(rv), tv_dtype_name(tv_tensor_dtype(t)),
-			     what, tv_dtype_name(dtype));
-		return false;
+		snprintf(why, cap, "dtype %s, %s %s",
+			 tv_dtype_name(tv_tensor_dtype(t)), what,
+			 tv_dtype_name(dtype));
+		return true;
 	}
 	if (tv_tensor_is_dead(t) != dead) {
-		tv_tb_fail(r->run, kind, RECV_FMT ": is_dead %d, %s %d",
-			     RECV_ARGS(rv), tv_tensor_is_dead(t), what, dead);
-		return false;
+		snprintf(why, cap, "is_dead %d, %s %d", tv_tensor_is_dead(t),
+			 what, dead);
+		return true;
 	}
 	if (shape && !dead && !tv_shape_equal(tv_tensor_shape(t), shape)) {
 		shape_str(tv_tensor_shape(t), a, sizeof(a));
 		shape_str(shape, b, sizeof(b));
-		tv_tb_fail(r->run, kind, RECV_FMT ": shape %s, %s %s",
-			     RECV_ARGS(rv), a, what, b);
-		return false;
+		snprintf(why, cap, "shape %s, %s %s", a, what, b);
+		return true;
 	}
+	return false;
+}
+
+bool rv_placement_wrong(struct tv_tensor *t, enum tv_dtype dtype, bool dead,
+			enum tv_placement place, char *why, size_t cap)
+{
+	/* Strings live in host memory, as TensorFlow's DT_STRING does. */
+	if (dead || dtype == TV_DT_STRING || tv_tensor_placement(t) == place)
+		return false;
+	snprintf(why, cap, "placement %s, asked for %s",
+		 tv_tensor_placement(t) ? "device" : "host",
+		 place ? "device" : "host");
 	return true;
 }
 
-static void check_expect_strings(struct runner *r, const struct sc_recv *rv,
-				 struct tv_tensor *t)
+static bool strings_wrong(const struct sc_expect *ex, struct tv_tensor *t,
+			  char *why, size_t cap)
 {
-	const struct sc_expect *ex = &rv->expect;
-
 	if (tv_tensor_num_elements(t) != ex->nstrings) {
-		tv_tb_fail(r->run, TV_TB_FK_EXPECT,
-			     RECV_FMT ": %" PRIu64 " strings, expected %zu",
-			     RECV_ARGS(rv), tv_tensor_num_elements(t),
-			     ex->nstrings);
-		return;
+		snprintf(why, cap, "%" PRIu64 " strings, expected %zu",
+			 tv_tensor_num_elements(t), ex->nstrings);
+		return true;
 	}
 	for (size_t i = 0; i < ex->nstrings; i++) {
 		const void *bytes;
@@ -78,39 +80,38 @@ static void check_expect_strings(struct runner *r, const struct sc_recv *rv,
 		if (tv_tensor_get_string(t, i, &bytes, &len) ||
 		    len != ex->strings[i].len ||
 		    memcmp(bytes, ex->strings[i].data, len) != 0) {
-			tv_tb_fail(r->run, TV_TB_FK_EXPECT,
-				     RECV_FMT ": string element %zu differs from the expected \"%s\"",
-				     RECV_ARGS(rv), i, ex->strings[i].data);
-			return;
+			snprintf(why, cap, "string element %zu differs from "
+				 "the expected \"%s\"", i,
+				 ex->strings[i].data);
+			return true;
 		}
 	}
+	return false;
 }
 
-/* The scenario's own checks, on top of "equal to what was published". */
-static void check_expect_extra(struct runner *r, const struct sc_recv *rv,
-			       struct tv_tensor *t, uint64_t digest)
+bool rv_expect_wrong(const struct sc_recv *rv, struct tv_tensor *t,
+		     uint64_t digest, uint64_t run_seed, char *why, size_t cap)
 {
 	const struct sc_expect *ex = &rv->expect;
 	uint64_t want;
 
 	if ((ex->has_dtype || ex->has_dead || ex->has_shape) &&
-	    !check_meta(r, rv, ex->has_dtype ? ex->dtype : tv_tensor_dtype(t),
-			ex->has_shape ? &ex->shape : NULL,
-			ex->has_dead ? ex->dead : tv_tensor_is_dead(t), t,
-			"expected", TV_TB_FK_EXPECT))
-		return;
-	if (ex->strings)
-		check_expect_strings(r, rv, t);
-	if (!ex->has_fill)
-		return;
-	if (fill_expected_digest(tv_tensor_dtype(t), tv_tensor_num_elements(t),
+	    rv_meta_wrong(t, ex->has_dtype ? ex->dtype : tv_tensor_dtype(t),
+			  ex->has_shape ? &ex->shape : NULL,
+			  ex->has_dead ? ex->dead : tv_tensor_is_dead(t),
+			  "expected", why, cap))
+		return true;
+	if (ex->strings && strings_wrong(ex, t, why, cap))
+		return true;
+	if (!ex->has_fill ||
+	    fill_expected_digest(tv_tensor_dtype(t), tv_tensor_num_elements(t),
 				 ex->fill.pattern,
-				 fill_seed(r->seed, &ex->fill,
-					   rv->step_id, rv->name),
-				 &want) == 0 && want != digest)
-		tv_tb_fail(r->run, TV_TB_FK_EXPECT,
-			     RECV_FMT ": data differs from the expected fill (digest 0x%016" PRIx64 ", expected 0x%016" PRIx64 ")",
-			     RECV_ARGS(rv), digest, want);
+				 fill_seed(run_seed, &ex->fill, rv->step_id,
+					   rv->name), &want) || want == digest)
+		return false;
+	snprintf(why, cap, "data differs from the expected fill (digest "
+		 "0x%016" PRIx64 ", expected 0x%016" PRIx64 ")", digest, want);
+	return true;
 }
 
 /*
@@ -140,6 +141,7 @@ static void verify_tensor(struct runner *r, const struct sc_recv *rv,
 			  struct tv_tensor *t)
 {
 	const struct pub *pub = &r->sends[rv->send_index].pub;
+	char why[320];
 	uint64_t digest;
 
 	if (!pub->done || pub->is_error) {
@@ -149,17 +151,16 @@ static void verify_tensor(struct runner *r, const struct sc_recv *rv,
 			     "published an error" : "has not published yet");
 		return;
 	}
-	if (!check_meta(r, rv, pub->dtype, &pub->shape, pub->dead, t,
-			"the sender published", TV_TB_FK_DATA))
+	if (rv_meta_wrong(t, pub->dtype, &pub->shape, pub->dead,
+			  "the sender published", why, sizeof(why))) {
+		tv_tb_fail(r->run, TV_TB_FK_DATA, RECV_FMT ": %s",
+			   RECV_ARGS(rv), why);
 		return;
-	/* Strings live in host memory, as TensorFlow's DT_STRING does. */
-	if (!pub->dead && pub->dtype != TV_DT_STRING &&
-	    tv_tensor_placement(t) != rv->place) {
-		tv_tb_fail(r->run, TV_TB_FK_DATA,
-			     RECV_FMT ": placement %s, asked for %s",
-			     RECV_ARGS(rv),
-			     tv_tensor_placement(t) ? "device" : "host",
-			     rv->place ? "device" : "host");
+	}
+	if (rv_placement_wrong(t, pub->dtype, pub->dead, rv->place, why,
+			       sizeof(why))) {
+		tv_tb_fail(r->run, TV_TB_FK_DATA, RECV_FMT ": %s",
+			   RECV_ARGS(rv), why);
 		return;
 	}
 	if (fill_digest_tensor(t, &digest)) {
@@ -172,7 +173,10 @@ static void verify_tensor(struct runner *r, const struct sc_recv *rv,
 		return;
 	}
 	tv_tb_run_result_mut(r->run)->bytes += fill_payload_bytes(t);
-	check_expect_extra(r, rv, t, digest);
+	/* The scenario's own checks, on top of "equal to what was published". */
+	if (rv_expect_wrong(rv, t, digest, r->seed, why, sizeof(why)))
+		tv_tb_fail(r->run, TV_TB_FK_EXPECT, RECV_FMT ": %s",
+			   RECV_ARGS(rv), why);
 }
 
 bool rv_error_unexpected(const struct sc_expect *ex, const struct tv_status *st,

@@ -120,10 +120,26 @@ int runner_node_engine(struct runner *r, struct node_slot *ns);
 void runner_add_stats(struct tv_engine_stats *sum,
 		      const struct tv_engine_stats *st);
 
-/* recv.c; rv_error_unexpected: an error status the expectation refuses */
+/*
+ * recv.c.  The verdicts on a receive, shared by the simulator's runner
+ * and serve's (hw.c), so that both say the same words: each returns true
+ * with what is wrong in why (without the receive's name), false when all
+ * holds.  rv_error_unexpected: an error status the expectation refuses;
+ * rv_meta_wrong: a tensor's dtype, deadness or shape against the given
+ * ones (what: "expected", "the sender published"); rv_placement_wrong:
+ * memory of another kind than the receive asked for; rv_expect_wrong: the
+ * scenario's own checks of a tensor whose bytes digest to digest.
+ */
 void runner_recv_cb(void *arg);
 bool rv_error_unexpected(const struct sc_expect *ex, const struct tv_status *st,
 			 char *why, size_t cap);
+bool rv_meta_wrong(struct tv_tensor *t, enum tv_dtype dtype,
+		   const struct tv_shape *shape, bool dead, const char *what,
+		   char *why, size_t cap);
+bool rv_placement_wrong(struct tv_tensor *t, enum tv_dtype dtype, bool dead,
+			enum tv_placement place, char *why, size_t cap);
+bool rv_expect_wrong(const struct sc_recv *rv, struct tv_tensor *t,
+		     uint64_t digest, uint64_t run_seed, char *why, size_t cap);
 void runner_check_recvs(struct runner *r);
 
 /* connect.c */
