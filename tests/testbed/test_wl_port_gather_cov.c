@@ -17,6 +17,7 @@
 #include <tensorverbs/workload.h>
 
 #include "common/tb_files.h"
+#include "run_int.h"
 #include "tb_int.h"
 #include "workloads/gather/gw.h"
 #include "workloads/port/pt.h"
@@ -499,6 +500,503 @@ START_TEST(test_gather_id_out_of_range)
 }
 END_TEST
 
+
+/* ---- a run with an invariant of the test's own ------------------------------- */
+
+/* What the test's invariant does at an event; once, when it says so. */
+struct poke {
+	bool (*fn)(struct poke *k, struct tv_tb_run *run, void *st);
+	bool done;
+	int arg;
+};
+
+static void poke_event(void *ctx, struct tv_tb_run *run,
+		       const struct tv_sim_event *ev)
+{
+	struct poke *k = ctx;
+
+	(void)ev;
+	if (!k->done && run->wl)
+		k->done = k->fn(k, run, run->wl);
+}
+
+/* text run with seed and the poke; the run (its scenario in *sc_p). */
+static struct tv_tb_run *run_poked(const char *text, uint64_t seed,
+				   struct poke *k,
+				   struct tv_tb_scenario **sc_p)
+{
+	struct tv_tb_invariant inv = { "poke", k, poke_event, NULL };
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char err[TV_TB_ERR_MAX];
+
+	ck_assert_msg(tv_tb_scenario_load_string(text, "poke", sc_p, err) == 0,
+		      "%s", err);
+	tv_tb_run_opts_init(&o, *sc_p);
+	o.seed = seed;
+	o.invariants = &inv;
+	o.ninvariants = 1;
+	ck_assert_int_eq(tv_tb_run(*sc_p, &o, &run), 0);
+	return run;
+}
+
+/* The run's failures, one a line, for a message that shows them. */
+static const char *first_failure(const struct tv_tb_run *run)
+{
+	const struct tv_tb_failures *f = tv_tb_run_failures(run);
+
+	return f->count ? f->msgs[0] : "(none)";
+}
+
+/* Some kept failure of kind holds text. */
+static bool has_failure(const struct tv_tb_run *run, enum tv_tb_fail_kind kind,
+			const char *text)
+{
+	const struct tv_tb_failures *f = tv_tb_run_failures(run);
+
+	for (size_t i = 0; i < f->count && i < TV_TB_FAILURES_KEPT; i++)
+		if (f->msg_kinds[i] == kind && strstr(f->msgs[i], text))
+			return true;
+	return false;
+}
+
+/* ---- port: recycles, drawn ----------------------------------------------- */
+
+/*
+ * A sequence that recycles its semaphores twice: each meeting of both
+ * ends is traced as RECYCLE and drawn as a note in the SVG.
+ */
+START_TEST(test_port_recycle_drawn)
+{
+	struct tv_tb_show_opts so = { .last = UINT64_MAX };
+	char path[128], svg[128], err[TV_TB_ERR_MAX], *s, *t;
+	int notes = 0;
+
+	mk_tmpdir();
+	trace_text(PT_HEAD "\"programs\": [{\"kind\": \"sequence\","
+		   " \"from\": 0, \"to\": 1, \"bytes\": 64,"
+		   " \"ops\": [{\"op\": \"signal\"},"
+		   " {\"op\": \"recycle\"}, {\"op\": \"put_with_signal\","
+		   " \"bytes\": 8}, {\"op\": \"recycle\"}]}]}",
+		   "r.jsonl", 1, NULL, path, sizeof(path));
+	s = read_all(path);
+	/* One RECYCLE line a meeting: from whichever end came second. */
+	for (t = s; (t = strstr(t, "\"RECYCLE\"")) != NULL; t++)
+		notes++;
+	ck_assert_int_eq(notes, 2);
+	free(s);
+	tmp_path(svg, sizeof(svg), "r.svg");
+	so.svg_path = svg;
+	ck_assert_msg(tv_tb_show(path, &so, err, sizeof(err)) == 0, "%s", err);
+	s = read_all(svg);
+	notes = 0;
+	for (t = s; (t = strstr(t, "semaphores recycled")) != NULL; t++)
+		notes++;
+	ck_assert_msg(notes >= 2, "%d notes: %.300s", notes, s);
+	free(s);
+	rm_tmpdir();
+}
+END_TEST
+
+/* ---- port: a post on a QP that is no link's ------------------------------ */
+
+static bool poke_stray_post(struct poke *k, struct tv_tb_run *run, void *st)
+{
+	struct pt_runner *r = st;
+	struct pt_link *l = &r->links[0];
+	struct tv_sim_event p = {
+		.kind = TV_SIM_EV_POST_SEND, .node = l->node[0],
+		.qp_num = l->qpn[0] ^ 0x5a5a, .peer = l->node[1] };
+	uint64_t posts = l->posts[0];
+
+	if (!r->win_ready)
+		return false;
+	/* Far more than the CQ holds: had it counted, the check would fire. */
+	for (uint32_t i = 0; i <= 2 * r->sc->cq_size; i++)
+		pt_sim_event(run, r, &p);
+	k->arg = l->posts[0] == posts;
+	return true;
+}
+
+START_TEST(test_port_stray_post)
+{
+	struct poke k = { .fn = poke_stray_post };
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_poked(
+		PT_HEAD "\"port\": {\"cq_size\": 16}, \"programs\": [{\"kind\":"
+		" \"ping_pong\", \"bytes\": 64, \"iters\": 2}]}", 1, &k, &sc);
+
+	ck_assert(k.done);
+	ck_assert_int_eq(k.arg, 1);
+	ck_assert_msg(tv_tb_run_result(run)->failures == 0, "%s",
+		      first_failure(run));
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* ---- gather: a server crashes with batches queued, restarts -------------- */
+
+/*
+ * Node 1 runs batch 0 (reads from node 0 take microseconds), batch 1 is
+ * queued behind it, and the crash (node/crash, nth 3) comes at batch
+ * 2's start: all three end with the node, excused.  Node 0's batch 3
+ * reads from the dead server: its READs run out of retries (one ACK
+ * timeout, 67 ms) long before the restart at 300 ms, so the engine asks
+ * to reconnect while node 1 is down (-EAGAIN, again later).
+ */
+#define GW_CRASH(faults, more)                                                 \
+	GW_HEAD "\"gather\": {\"rows\": 4096, \"row_bytes\": 64,"              \
+	" \"qp_retry_cnt\": 0, \"timeout_ns\": 1000000000},"                   \
+	" \"faults\": [{\"point\": \"node/crash\", \"nth\": 3, \"count\": 1,"  \
+	" \"arg\": 300000000}" faults "],"                                     \
+	" \"batches\": [{\"node\": 1, \"dist\": \"uniform\","                  \
+	" \"count\": 512},"                                                    \
+	" {\"node\": 1, \"count\": 64, \"at_ns\": 100},"                       \
+	" {\"node\": 1, \"count\": 64, \"at_ns\": 200},"                       \
+	" {\"node\": 0, \"dist\": \"uniform\", \"count\": 256,"                \
+	" \"at_ns\": 300}"                                                     \
+	more "]}"
+
+/* Batches 0 to 2 ended with node 1, unstarted ones too; batch 3 failed. */
+static void crash_books(const struct tv_tb_run *run)
+{
+	const struct gw_runner *r = run->wl;
+
+	ck_assert_msg(tv_tb_run_result(run)->failures == 0, "%s",
+		      first_failure(run));
+	ck_assert_uint_eq(tv_tb_run_result(run)->crashes, 1);
+	ck_assert(r->runs[0].started && r->runs[0].cancelled);
+	ck_assert(!r->runs[0].ended);
+	for (size_t b = 1; b < 3; b++)
+		ck_assert(!r->runs[b].started && r->runs[b].cancelled);
+	ck_assert(r->runs[3].ended && !r->runs[3].cancelled);
+	ck_assert_int_eq(r->runs[3].result, -EIO);
+}
+
+START_TEST(test_gather_crash_queued)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_scenario_text(GW_CRASH("", ""), 1, NULL,
+						  &sc);
+
+	const struct gw_runner *r = run->wl;
+	const struct tv_tb_result *res = tv_tb_run_result(run);
+
+	crash_books(run);
+	ck_assert_uint_eq(res->restarts, 1);
+	ck_assert_uint_eq(res->restart_failures, 0);
+	ck_assert_uint_eq(res->ops_ok, 0);
+	ck_assert_uint_eq(res->ops_failed, 1);
+	ck_assert(!r->nodes[1].down && !r->nodes[1].lost);
+	/* Every client QP of the restarted node, reconnected once. */
+	ck_assert_uint_eq(r->total.reconnects, 8);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/*
+ * The restart fails (vf/reg_mr/fail at its instant): node 1 is gone for
+ * good (node_lost), and node 0's reconnects are told -EHOSTDOWN.
+ */
+START_TEST(test_gather_crash_lost)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_scenario_text(GW_CRASH(
+		", {\"point\": \"vf/reg_mr/fail\", \"after_ns\": 300000200,"
+		" \"before_ns\": 300000201}",
+		", {\"node\": 0, \"dist\": \"uniform\", \"count\": 256,"
+		" \"at_ns\": 400000000}"), 1, NULL, &sc);
+
+	const struct gw_runner *r = run->wl;
+	const struct tv_tb_result *res = tv_tb_run_result(run);
+
+	crash_books(run);
+	ck_assert_uint_eq(res->restarts, 0);
+	ck_assert_uint_eq(res->restart_failures, 1);
+	ck_assert(r->nodes[1].down && r->nodes[1].lost);
+	ck_assert_ptr_null(r->nodes[1].ctx);
+	/* Batch 4 asks a server that is gone: it fails, nothing reconnects. */
+	ck_assert(r->runs[4].ended);
+	ck_assert_int_eq(r->runs[4].result, -EIO);
+	ck_assert_uint_eq(res->ops_ok, 0);
+	ck_assert_uint_eq(res->ops_failed, 2);
+	ck_assert_uint_eq(r->total.reconnects, 0);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* ---- gather: the run ends with a gather in flight ------------------------ */
+
+START_TEST(test_gather_deadline_in_flight)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_scenario_text(
+		GW_HEAD "\"sim\": {\"deadline_ns\": 2000},"
+		" \"gather\": {\"rows\": 4096, \"row_bytes\": 64},"
+		" \"batches\": [{\"node\": 0, \"dist\": \"uniform\","
+		" \"count\": 1024}]}",
+		1, NULL, &sc);
+
+	ck_assert_uint_eq(tv_tb_run_failures(run)->count, 3);
+	ck_assert(has_failure(run, TV_TB_FK_HANG, "not quiescent at the "
+			      "virtual deadline of 2000 ns"));
+	ck_assert(has_failure(run, TV_TB_FK_HANG, "batch 0 on node 0 never "
+			      "ended (started)"));
+	ck_assert(has_failure(run, TV_TB_FK_LEAK, "teardown: node 0's gather "
+			      "engine still has work in flight"));
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* ---- gather: a re-registration refused ----------------------------------- */
+
+START_TEST(test_gather_rereg_refused)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_scenario_text(
+		GW_HEAD "\"gather\": {\"rows\": 4096, \"row_bytes\": 64},"
+		" \"faults\": [{\"point\": \"gather/server/rereg\","
+		" \"count\": 1},"
+		" {\"point\": \"vf/reg_mr/fail\", \"count\": 1}],"
+		" \"batches\": [{\"node\": 0, \"dist\": \"uniform\","
+		" \"count\": 64, \"at_ns\": 1000}]}",
+		1, NULL, &sc);
+	const struct tv_tb_result *res = tv_tb_run_result(run);
+
+	/* Refused under a fault that may refuse: counted, not a failure. */
+	ck_assert_msg(res->failures == 0, "%s", first_failure(run));
+	ck_assert_uint_eq(res->fault_fires, 2);
+	ck_assert_uint_eq(res->refused, 1);
+	ck_assert_uint_eq(res->ops_ok, 1);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+
+/* ---- gather: the books of the send queues lie ---------------------------- */
+
+/* The engine's books claim more slots held than a QP has. */
+static bool poke_sq(struct poke *k, struct tv_tb_run *run, void *st)
+{
+	struct gw_runner *r = st;
+
+	(void)run;
+	if (!r->ready)
+		return false;
+	r->total.max_sq_used = 100000;
+	return true;
+}
+
+START_TEST(test_gather_sq_lie)
+{
+	struct poke k = { .fn = poke_sq };
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_poked(
+		GW_HEAD "\"gather\": {\"rows\": 512, \"row_bytes\": 64},"
+		" \"batches\": [{\"node\": 0, \"count\": 16}]}", 1, &k, &sc);
+
+	ck_assert(k.done);
+	ck_assert_uint_eq(tv_tb_run_failures(run)->count, 1);
+	ck_assert_int_eq(tv_tb_run_failures(run)->first, TV_TB_FK_IN_FLIGHT);
+	ck_assert_str_eq(first_failure(run), "invariant: 100000 send-queue "
+			 "slots held on one QP, above its depth 256");
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* A reconnect reported for a peer that is no node, or has no engine. */
+static bool poke_qp_up(struct poke *k, struct tv_tb_run *run, void *st)
+{
+	struct gw_runner *r = st;
+	struct tv_gather_event ev = { .kind = TV_GATHER_EV_QP_UP, .node = 0,
+				      .qp = 0, .n = 1000 };
+
+	(void)run;
+	if (!r->ready)
+		return false;
+	ev.peer = r->sc->nodes + 5;
+	gw_observe(&r->nodes[0], &ev);
+	/* The same with a real peer is caught: the check is alive. */
+	if (k->arg) {
+		ev.peer = 1;
+		gw_observe(&r->nodes[0], &ev);
+	}
+	return true;
+}
+
+START_TEST(test_gather_qp_up_stray)
+{
+	const char *text = GW_HEAD "\"gather\": {\"rows\": 512,"
+		" \"row_bytes\": 64},"
+		" \"batches\": [{\"node\": 0, \"count\": 16}]}";
+	struct poke k = { .fn = poke_qp_up, .arg = 0 };
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_poked(text, 1, &k, &sc);
+
+	ck_assert(k.done);
+	ck_assert_msg(tv_tb_run_result(run)->failures == 0, "%s",
+		      first_failure(run));
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+
+	k = (struct poke){ .fn = poke_qp_up, .arg = 1 };
+	run = run_poked(text, 1, &k, &sc);
+	ck_assert_uint_eq(tv_tb_run_failures(run)->count, 1);
+	ck_assert_msg(strstr(first_failure(run), "invariant: node 0's QP 0 to "
+			     "node 1 may keep 1000 READs outstanding") != NULL,
+		      "%s", first_failure(run));
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* More ids in a batch than a gather takes. */
+START_TEST(test_gather_too_many_ids)
+{
+	size_t n = GW_MAX_BATCH + 1;
+	char *text = malloc(128 + 2 * n), *p = text, err[TV_TB_ERR_MAX];
+	struct tv_tb_scenario *sc = NULL;
+
+	ck_assert_ptr_nonnull(text);
+	p += sprintf(p, GW_HEAD "\"batches\": [{\"node\": 0, \"ids\": [");
+	for (size_t i = 0; i < n; i++) {
+		*p++ = '0';
+		*p++ = i + 1 < n ? ',' : ']';
+	}
+	strcpy(p, "}]}");
+	ck_assert_int_eq(tv_tb_scenario_load_string(text, "ids", &sc, err),
+			 -EINVAL);
+	free(text);
+	ck_assert_ptr_null(sc);
+	ck_assert_str_eq(err, "$.batches[0].ids: at most 1048576 ids");
+}
+END_TEST
+
+/* ---- port: a trigger the proxy cannot use -------------------------------- */
+
+/* Before the producers start, a trigger naming no memory in node 0's FIFO. */
+static bool poke_bad_trigger(struct poke *k, struct tv_tb_run *run, void *st)
+{
+	struct pt_runner *r = st;
+	struct tv_port_trigger t;
+	uint64_t pos;
+
+	(void)run;
+	if (!r->win_ready || !r->nodes[0].proxy)
+		return false;
+	ck_assert_int_eq(tv_port_trigger_pack(TV_PORT_TRIGGER_DATA, 200, 0,
+					      r->nodes[0].local_id, 0, 8,
+					      0, &t), 0);
+	k->arg = tv_port_fifo_try_push(tv_port_proxy_fifo(r->nodes[0].proxy),
+				       &t, &pos);
+	return true;
+}
+
+START_TEST(test_port_bad_trigger)
+{
+	struct poke k = { .fn = poke_bad_trigger };
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run = run_poked(
+		PT_HEAD "\"programs\": [{\"kind\": \"ping_pong\","
+		" \"bytes\": 64, \"iters\": 2, \"flush_every\": 1}]}", 1, &k,
+		&sc);
+	const struct tv_tb_failures *f = tv_tb_run_failures(run);
+
+	ck_assert(k.done);
+	ck_assert_int_eq(k.arg, 0);
+	ck_assert_int_eq(f->first, TV_TB_FK_RUNNER);
+	ck_assert(has_failure(run, TV_TB_FK_RUNNER, "node 0's proxy refused "
+			      "a trigger of ours: memory id 200 or 0 of 2"));
+	/* The put's flush never completes: its task names the proxy's error. */
+	ck_assert(has_failure(run, TV_TB_FK_OUTCOME, "node 0, program 0 "
+			      "(ping_pong), operation 1 (put): the trigger at "
+			      "FIFO position 0 is not usable: memory id 200 or "
+			      "0 of 2"));
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+
+/* ---- port: a proxy with more than a turn's work -------------------------- */
+
+/*
+ * The proxy stalls (port/proxy/stall, 1 ms) while the producer pushes
+ * 4200 empty puts: when it wakes, 64 rounds of 64 triggers leave work,
+ * and it has itself called again after the others' turns.
+ */
+START_TEST(test_port_proxy_backlog)
+{
+	enum { PUTS = 4200 };
+	char *text = malloc(512 + 32 * PUTS), *p = text;
+	struct tv_tb_scenario *sc;
+	const struct tv_tb_result *res;
+	struct tv_tb_run *run;
+	const struct pt_runner *r;
+
+	ck_assert_ptr_nonnull(text);
+	p += sprintf(p, PT_HEAD "\"port\": {\"fifo_size\": 8192, \"cq_size\": "
+		     "8192, \"max_write_queue\": 4096, \"op_gap_ns\": 0},"
+		     " \"faults\": [{\"point\": \"port/proxy/stall\","
+		     " \"nth\": 1, \"count\": 1, \"arg\": 1000000}],"
+		     " \"programs\": [{\"kind\": \"sequence\", \"from\": 0,"
+		     " \"to\": 1, \"bytes\": 8, \"ops\": [");
+	for (int i = 0; i < PUTS; i++)
+		p += sprintf(p, "%s{\"op\": \"put\", \"bytes\": 0}",
+			     i ? "," : "");
+	strcpy(p, "]}]}");
+	run = run_scenario_text(text, 1, NULL, &sc);
+	free(text);
+	r = run->wl;
+	res = tv_tb_run_result(run);
+	ck_assert_msg(res->failures == 0, "%s", first_failure(run));
+	ck_assert_uint_eq(res->fault_fires, 1);
+	/* The fill and every put, each handled once by the proxy. */
+	ck_assert_uint_eq(res->ops, PUTS + 1);
+	ck_assert_uint_eq(res->ops_ok, PUTS + 1);
+	ck_assert_uint_eq(r->proxy_total.triggers, PUTS);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* ---- port: swarm's latency deadlines ------------------------------------- */
+
+/*
+ * Seed 601 draws a slow link between nodes 0 and 1 (no latency seed, no
+ * fault that delays): a sequence from node 1 to node 3 names no "nodes"
+ * but from and to, away from the slow pair, so it gets the tight
+ * deadline; the all-to-all over every node keeps the default.
+ */
+START_TEST(test_port_swarm_slow_pair)
+{
+	json_t *sc, *progs, *seq;
+
+	ck_assert_int_eq(tv_tb_swarm_generate(601, 0, "port", &sc), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(
+		json_object_get(sc, "links"), 0), "latency_ns")), 688398);
+	progs = json_object_get(sc, "programs");
+	ck_assert_uint_eq(json_array_size(progs), 3);
+	seq = json_array_get(progs, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(seq, "kind")),
+			 "sequence");
+	ck_assert_ptr_null(json_object_get(seq, "nodes"));
+	ck_assert_int_eq(json_integer_value(json_object_get(seq, "from")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(seq, "to")), 3);
+	ck_assert_int_eq(json_integer_value(json_object_get(seq, "timeout_ns")),
+			 300000);
+	ck_assert_ptr_null(json_object_get(json_array_get(progs, 2),
+					   "timeout_ns"));
+	json_decref(sc);
+}
+END_TEST
+
 /* One case a test: CK_RUN_CASE=test_... runs one. */
 #define ADD(t) do { tc = tcase_create(#t); tcase_set_timeout(tc, 120); \
 		    tcase_add_test(tc, t); suite_add_tcase(s, tc); } while (0)
@@ -522,6 +1020,18 @@ static Suite *suite(void)
 	ADD(test_gather_refused);
 	ADD(test_gather_edits);
 	ADD(test_gather_id_out_of_range);
+	ADD(test_port_recycle_drawn);
+	ADD(test_port_stray_post);
+	ADD(test_gather_crash_queued);
+	ADD(test_gather_crash_lost);
+	ADD(test_gather_deadline_in_flight);
+	ADD(test_gather_rereg_refused);
+	ADD(test_gather_sq_lie);
+	ADD(test_gather_qp_up_stray);
+	ADD(test_port_swarm_slow_pair);
+	ADD(test_port_proxy_backlog);
+	ADD(test_gather_too_many_ids);
+	ADD(test_port_bad_trigger);
 	return s;
 }
 
