@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <tensorverbs/engine.h>
 #include <tensorverbs/sim.h>
@@ -26,6 +27,7 @@
 #include "rv_workload.h"
 #include "fill.h"
 #include "wire.h"
+#include "engine_int.h"
 
 /* How many of the run's kept failure texts hold `part`. */
 static size_t fails_with(const struct tv_tb_run *run, const char *part)
@@ -351,6 +353,32 @@ START_TEST(test_chk_dup_write)
 }
 END_TEST
 
+/*
+ * An advertisement without a name (the engine may leave it NULL) closes
+ * on a RECV_DONE without one too: a later write to it is stray.
+ */
+START_TEST(test_chk_unnamed_window)
+{
+	struct hand h;
+
+	hand_init(&h, 2);
+	advertise(&h, 1, 0, 2, 0x3000, 32, 5, 7, NULL);
+	deliver(&h, 1, 0, 2, 0x3000, 32, 5);
+	ck_assert_uint_eq(hand_fails(&h), 0);
+	/* Named: another request's done, the window stays live. */
+	recv_done_ev(&h, 1, 0, 2, 7, "t");
+	deliver(&h, 1, 0, 2, 0x3000, 8, 5);
+	ck_assert_uint_eq(hand_fails(&h), 0);
+	recv_done_ev(&h, 1, 0, 2, 7, NULL);
+	deliver(&h, 1, 0, 2, 0x3000, 8, 5);
+	ck_assert_uint_eq(hand_fails(&h), 1);
+	ck_assert_ptr_nonnull(strstr(last_fail(&h),
+		"invariant: tensor write (index 2, 8 bytes) from node 0 to node 1"));
+	ck_assert_ptr_nonnull(strstr(last_fail(&h), "no live request"));
+	hand_fini(&h);
+}
+END_TEST
+
 /* Channel errors are counted; after the run (tearing down) not failures. */
 START_TEST(test_chk_channel_error_counted)
 {
@@ -380,6 +408,8 @@ START_TEST(test_helper_names)
 	ck_assert_str_eq(rv_engine_event_name(TV_EV_CHANNEL_ERROR),
 			 "CHANNEL_ERROR");
 	ck_assert_ptr_null(rv_engine_event_name((enum tv_engine_event_kind)1000));
+	/* Kinds start at 1: 0 is a hole in the table, not a name. */
+	ck_assert_ptr_null(rv_engine_event_name((enum tv_engine_event_kind)0));
 	ck_assert_str_eq(scenario_msg_type_name(TV_MSG_ERROR_STATUS),
 			 "ERROR_STATUS");
 	ck_assert_str_eq(scenario_msg_type_name(-1), "?");
@@ -578,6 +608,16 @@ static const struct bad_sc bad_rv[] = {
 	{ HEAD STEP(SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"stagger_ns\": -1}"), "$.steps[0].recvs[0].stagger_ns" },
 	{ HEAD STEP(SEND0 ", \"placement\": 5}", RECV0), "$.steps[0].sends[0].placement: must be \"host\" or \"device\"" },
 	{ HEAD STEP("7", RECV0), "$.steps[0].sends[0]: must be an object" },
+	{ HEAD "\"steps\": [{\"step_id\": \"x\", \"sends\": [" SEND0 "}]}]}", "$.steps[0].step_id" },
+	{ HEAD "\"steps\": [7]}", "$.steps[0]: must be an object" },
+	{ HEAD STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"error\": {}}", RECV0), "$.steps[0].sends[0].error.code: must be a status code name" },
+	{ HEAD STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"error\": {\"code\": \"OK\"}}", RECV0), "$.steps[0].sends[0].error.code: an error cannot be OK" },
+	{ HEAD STEP("{\"from\": 0, \"to\": 1, \"name\": \"t\", \"error\": {\"code\": \"NOPE\"}}", RECV0), "$.steps[0].sends[0].error.code: must be a status code name" },
+	{ HEAD STEP(SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"error\": \"OK\"}}"), "$.steps[0].recvs[0].expect.error: must be an error code name" },
+	{ HEAD STEP(SEND0 "}", "{\"node\": 1, \"from\": 0, \"name\": \"t\", \"expect\": {\"error\": \"NOPE\"}}"), "$.steps[0].recvs[0].expect.error: must be an error code name" },
+	{ HEAD "\"late_nodes\": [{\"node\": 0, \"start_ns\": 5000000}], "
+	  STEP(SEND0 "}, {\"from\": 0, \"to\": 1, \"name\": \"u\", \"dead\": true, \"dtype\": \"int32\"}", RECV0),
+	  "$.late_nodes: node 0 starts at 5000000 ns but publishes 't' of step 1 at 0 ns" },
 };
 
 START_TEST(test_scenario_refused)
@@ -1039,6 +1079,607 @@ START_TEST(test_run_unregistered_wrap_fails)
 }
 END_TEST
 
+/* ---- a misbehaving world: hooks around the workload's ops ---------------- */
+
+/*
+ * The runner exists to catch an engine (or its own bookkeeping) breaking
+ * a contract.  A correct engine never does, so these tests run the real
+ * workload through a copy of its ops table with hooks around set-up,
+ * crash and teardown: at a chosen virtual time the hook plays the broken
+ * engine (a done callback called again, or with the wrong arguments; a
+ * tensor reference the engine never gives back), and the test asserts
+ * the runner's verdict.  Check runs each test in a process of its own, so
+ * the hook state is a plain static.
+ */
+struct hook {
+	void (*at)(struct runner *r);       /* once, at at_ns on node */
+	uint64_t at_ns;
+	uint32_t node;
+	/* Around rv_node_crash and rv_teardown (NULL: nothing). */
+	void (*crash)(struct runner *r, uint32_t node);
+	void (*after_crash)(struct runner *r, uint32_t node);
+	void (*teardown)(struct runner *r);
+	void (*after_teardown)(struct runner *r);
+	unsigned crashes;
+	struct tv_tensor *held[2];           /* references kept on purpose */
+	struct tv_engine *eng[2];            /* the engines they pin */
+	bool fired;
+};
+
+static struct hook hk;
+static struct tv_tb_workload_ops hook_ops;
+
+static void hook_at_cb(void *arg)
+{
+	hk.fired = true;
+	hk.at(arg);
+}
+
+static int hook_setup(struct tv_tb_run *run, void **state_p)
+{
+	int rc = rv_setup(run, state_p);
+
+	if (!rc && hk.at)
+		rc = tv_tb_run_schedule(run, hk.at_ns, hk.node, hook_at_cb,
+					*state_p);
+	return rc;
+}
+
+static void hook_crash(struct tv_tb_run *run, void *st, uint32_t node)
+{
+	if (hk.crash)
+		hk.crash(st, node);
+	rv_node_crash(run, st, node);
+	if (hk.after_crash)
+		hk.after_crash(st, node);
+	hk.crashes++;
+}
+
+static void hook_teardown(struct tv_tb_run *run, void *st)
+{
+	if (hk.teardown)
+		hk.teardown(st);
+	rv_teardown(run, st);
+	if (hk.after_teardown)
+		hk.after_teardown(st);
+}
+
+/* text run with seed through the hooked ops (hk set by the caller). */
+static struct tv_tb_run *hook_run(const char *text, uint64_t seed,
+				  struct tv_tb_scenario **sc_p)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run;
+	char err[TV_TB_ERR_MAX];
+
+	ck_assert_msg(tv_tb_scenario_load_string(text, "cov", &sc, err) == 0,
+		      "%s", err);
+	ck_assert_ptr_eq(sc->ops, &tv_rendezvous_workload);
+	hook_ops = tv_rendezvous_workload;
+	hook_ops.setup = hook_setup;
+	hook_ops.node_crash = hook_crash;
+	hook_ops.teardown = hook_teardown;
+	sc->ops = &hook_ops;
+	tv_tb_run_opts_init(&o, sc);
+	o.seed = seed;
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	*sc_p = sc;
+	return run;
+}
+
+/* A host or device tensor of n floats on node's engine (one reference). */
+static struct tv_tensor *floats(struct runner *r, uint32_t node, int64_t n,
+				enum tv_placement place)
+{
+	struct tv_shape shape = { .rank = 1, .dims = { n } };
+	struct tv_tensor *t = NULL;
+
+	ck_assert_int_eq(tv_tensor_create(r->nodes[node].engine, TV_DT_FLOAT,
+					  &shape, place, &t), 0);
+	return t;
+}
+
+/* The recv of `name` in the scenario: its slot. */
+static struct recv_slot *slot_of(struct runner *r, const char *name)
+{
+	for (size_t i = 0; i < r->sc->nrecvs; i++)
+		if (!strcmp(r->sc->recvs[i].name, name))
+			return &r->recvs[i];
+	ck_abort_msg("no recv '%s'", name);
+	return NULL;
+}
+
+/* The engine's live request on node's channel from peer (the only one). */
+static struct tv_request *live_request(struct runner *r, uint32_t node,
+				       uint32_t peer)
+{
+	struct tv_channel *ch = tv_engine_channel(r->nodes[node].engine, peer);
+
+	ck_assert_ptr_nonnull(ch);
+	for (uint32_t i = 0; i <= TV_IMM_MAX_REQUEST; i++) {
+		struct tv_request *req = tv__request_find(ch, i);
+
+		if (req)
+			return req;
+	}
+	ck_abort_msg("no live request on node %u from %u", node, peer);
+	return NULL;
+}
+
+/*
+ * At 2 ms: recv 't' (node 1, issued at 0) waits for a send due at 5 ms.
+ * Its request holds the runner's done callback; the hook calls it as a
+ * broken engine would, on 't' and on slots whose receives are not issued
+ * until 10 ms.  Every later real completion is a second call.
+ */
+static void break_callbacks(struct runner *r)
+{
+	struct tv_request *req = live_request(r, 1, 0);
+	tv_recv_done_fn done = req->done;
+	struct tv_status ok, nf;
+
+	ck_assert_ptr_eq(req->arg, slot_of(r, "t"));
+	tv_status_ok(&ok);
+	tv_status_set(&nf, TV_NOT_FOUND, "broken");
+	/* 't': OK with no tensor. */
+	done(req->arg, &ok, NULL);
+	/* 'q': an error status that comes with a tensor. */
+	done(slot_of(r, "q"), &nf, floats(r, 1, 4, TV_PLACE_HOST));
+	/* 'e': a tensor, although its sender published an error. */
+	done(slot_of(r, "e"), &ok, floats(r, 1, 4, TV_PLACE_HOST));
+	/* 'u': a tensor before its sender published anything (5 ms). */
+	done(slot_of(r, "u"), &ok, floats(r, 1, 4, TV_PLACE_HOST));
+	/* 'p': the published dtype and shape, but on the device. */
+	done(slot_of(r, "p"), &ok, floats(r, 1, 4, TV_PLACE_DEVICE));
+}
+
+START_TEST(test_recv_callback_contract)
+{
+	static const char text[] =
+		"{\"nodes\": 2, \"engine\": {\"recv_timeout_ns\": 0}, \"steps\": [{\"sends\": ["
+		" {\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [4], \"at_ns\": 5000000},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"u\", \"dtype\": \"float\", \"shape\": [4], \"at_ns\": 5000000},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"q\", \"dtype\": \"float\", \"shape\": [4]},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"p\", \"dtype\": \"float\", \"shape\": [4]},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"e\", \"error\": {\"code\": \"NOT_FOUND\", \"message\": \"no\"}}],"
+		" \"recvs\": ["
+		" {\"node\": 1, \"from\": 0, \"name\": \"t\"},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"u\", \"at_ns\": 10000000},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"q\", \"at_ns\": 10000000},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"p\", \"at_ns\": 10000000},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"e\", \"at_ns\": 10000000, \"expect\": \"any\"}]}]}";
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run;
+	const struct tv_tb_failures *f;
+
+	memset(&hk, 0, sizeof(hk));
+	hk.at = break_callbacks;
+	hk.at_ns = 2000000;
+	hk.node = 1;
+	run = hook_run(text, 1, &sc);
+	f = tv_tb_run_failures(run);
+	ck_assert(hk.fired);
+	ck_assert_uint_eq(f->count, 12);
+	ck_assert_int_eq(f->first, TV_TB_FK_CALLBACK);
+	ck_assert_str_eq(f->msgs[0],
+		"step 1: node 1 recv 't' from node 0: OK status without a tensor");
+	ck_assert_str_eq(f->msgs[1],
+		"step 1: node 1 recv 'q' from node 0: error status with a tensor");
+	/* The status is still held to the expectation (ok). */
+	ck_assert_str_eq(f->msgs[2],
+		"step 1: node 1 recv 'q' from node 0: expected ok, got NOT_FOUND: broken");
+	ck_assert_int_eq(f->msg_kinds[2], TV_TB_FK_EXPECT);
+	ck_assert_str_eq(f->msgs[3],
+		"step 1: node 1 recv 'e' from node 0: got a tensor, but the sender published an error");
+	ck_assert_str_eq(f->msgs[4],
+		"step 1: node 1 recv 'u' from node 0: got a tensor, but the sender has not published yet");
+	ck_assert_str_eq(f->msgs[5],
+		"step 1: node 1 recv 'p' from node 0: placement device, asked for host");
+	for (int i = 3; i <= 5; i++)
+		ck_assert_int_eq(f->msg_kinds[i], TV_TB_FK_DATA);
+	/* The real completions: a second call each, with its own status. */
+	ck_assert_uint_eq(fails_with(run, "done callback ran 2 times"), 5);
+	ck_assert_uint_eq(fails_with(run,
+		"invariant: step 1: node 1 recv 't' from node 0: done callback ran 2 times (status OK)"), 1);
+	ck_assert_uint_eq(fails_with(run,
+		"recv 'e' from node 0: done callback ran 2 times (status NOT_FOUND)"), 1);
+	/* 'q' failed (first call): the outcome rule finds no excuse. */
+	ck_assert_str_eq(f->msgs[11],
+		"invariant: step 1: node 1 recv 'q' from node 0: failed with NOT_FOUND \"broken\" although the sender published a tensor and no fault fired");
+	ck_assert_int_eq(f->msg_kinds[11], TV_TB_FK_OUTCOME);
+	/* Counted by the first calls only: e, u, p ok; q failed. */
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 3);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_failed, 1);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* A tensor of dtype and n elements on node 1's engine, bytes set to fill. */
+static struct tv_tensor *tensor1(struct runner *r, enum tv_dtype dtype,
+				 int64_t n, uint8_t fill)
+{
+	struct tv_shape shape = { .rank = 1, .dims = { n } };
+	struct tv_tensor *t = NULL;
+
+	ck_assert_int_eq(tv_tensor_create(r->nodes[1].engine, dtype, &shape,
+					  TV_PLACE_HOST, &t), 0);
+	memset(tv_tensor_data(t), fill, tv_tensor_size_bytes(t));
+	return t;
+}
+
+/*
+ * At 2 ms every send but 't' is published; the hook answers their
+ * receives (issued at 10 ms) as a broken engine would: a tensor that is
+ * not what was published (dtype, shape, deadness, bytes), a limit error
+ * for a dead tensor, and the published error code with another message.
+ */
+static void break_verdicts(struct runner *r)
+{
+	tv_recv_done_fn done = live_request(r, 1, 0)->done;
+	struct tv_tensor *dead = NULL;
+	struct tv_status st;
+
+	done(slot_of(r, "d"), &(struct tv_status){ .code = TV_OK },
+	     tensor1(r, TV_DT_INT32, 4, 0));
+	done(slot_of(r, "s"), &(struct tv_status){ .code = TV_OK },
+	     tensor1(r, TV_DT_FLOAT, 3, 0));
+	ck_assert_int_eq(tv_tensor_create_dead(r->nodes[1].engine,
+					       TV_DT_FLOAT, &dead), 0);
+	done(slot_of(r, "z"), &(struct tv_status){ .code = TV_OK }, dead);
+	done(slot_of(r, "c"), &(struct tv_status){ .code = TV_OK },
+	     tensor1(r, TV_DT_FLOAT, 4, 0xab));
+	/* Over max_recv_bytes, says it: but a dead tensor has no bytes. */
+	tv_status_set(&st, TV_RESOURCE_EXHAUSTED, "over max_recv_bytes");
+	done(slot_of(r, "x"), &st, NULL);
+	/* NOT_FOUND as published, but with a message the sender never had. */
+	tv_status_set(&st, TV_NOT_FOUND, "other");
+	done(slot_of(r, "n"), &st, NULL);
+}
+
+START_TEST(test_recv_callback_verdicts)
+{
+	static const char text[] =
+		"{\"nodes\": 2, \"engine\": {\"recv_timeout_ns\": 0, \"max_recv_bytes\": 1024},"
+		" \"steps\": [{\"sends\": ["
+		" {\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [4], \"at_ns\": 5000000},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"d\", \"dtype\": \"float\", \"shape\": [4]},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"s\", \"dtype\": \"float\", \"shape\": [4]},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"z\", \"dtype\": \"float\", \"shape\": [4]},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"c\", \"dtype\": \"float\", \"shape\": [4]},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"x\", \"dtype\": \"float\", \"dead\": true},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"n\", \"error\": {\"code\": \"NOT_FOUND\"}}],"
+		" \"recvs\": ["
+		" {\"node\": 1, \"from\": 0, \"name\": \"t\"},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"d\", \"at_ns\": 10000000},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"s\", \"at_ns\": 10000000},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"z\", \"at_ns\": 10000000},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"c\", \"at_ns\": 10000000},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"x\", \"at_ns\": 10000000, \"expect\": \"any\"},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"n\", \"at_ns\": 10000000, \"expect\": {\"error\": \"NOT_FOUND\"}}]}]}";
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run;
+	const struct tv_tb_failures *f;
+	uint8_t bytes[4 * sizeof(float)];
+	char want[256];
+
+	memset(&hk, 0, sizeof(hk));
+	hk.at = break_verdicts;
+	hk.at_ns = 2000000;
+	hk.node = 1;
+	run = hook_run(text, 1, &sc);
+	f = tv_tb_run_failures(run);
+	ck_assert(hk.fired);
+	ck_assert_uint_eq(f->count, 12);
+	ck_assert_int_eq(f->first, TV_TB_FK_DATA);
+	ck_assert_str_eq(f->msgs[0],
+		"step 1: node 1 recv 'd' from node 0: dtype int32, the sender published float");
+	ck_assert_str_eq(f->msgs[1],
+		"step 1: node 1 recv 's' from node 0: shape [3], the sender published [4]");
+	ck_assert_str_eq(f->msgs[2],
+		"step 1: node 1 recv 'z' from node 0: is_dead 1, the sender published 0");
+	/* No corruption point fired: a failure, without the validation note. */
+	memset(bytes, 0xab, sizeof(bytes));
+	snprintf(want, sizeof(want),
+		 "step 1: node 1 recv 'c' from node 0: data corrupted (digest 0x%016" PRIx64 ", published 0x",
+		 (uint64_t)XXH3_64bits(bytes, sizeof(bytes)));
+	ck_assert_msg(!strncmp(f->msgs[3], want, strlen(want)), "%s", f->msgs[3]);
+	ck_assert_ptr_null(strstr(f->msgs[3], "validation"));
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(f->msg_kinds[i], TV_TB_FK_DATA);
+	ck_assert_uint_eq(fails_with(run, "done callback ran 2 times"), 6);
+	ck_assert_str_eq(f->msgs[10],
+		"invariant: step 1: node 1 recv 'x' from node 0: failed with RESOURCE_EXHAUSTED \"over max_recv_bytes\" although the sender published a tensor and no fault fired");
+	ck_assert_str_eq(f->msgs[11],
+		"invariant: step 1: node 1 recv 'n' from node 0: got NOT_FOUND \"other\", the sender published NOT_FOUND \"\"");
+	ck_assert_int_eq(f->msg_kinds[10], TV_TB_FK_OUTCOME);
+	ck_assert_int_eq(f->msg_kinds[11], TV_TB_FK_OUTCOME);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 5);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_failed, 2);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* At 2 ms: 'x' (published at 0, received from 10 ms) fails NOT_FOUND. */
+static void fail_x(struct runner *r)
+{
+	struct tv_request *req = live_request(r, 1, 0);
+	struct tv_status st;
+
+	tv_status_set(&st, TV_NOT_FOUND, "fake");
+	req->done(slot_of(r, "x"), &st, NULL);
+}
+
+/*
+ * Under a fault that fired and is recoverable (one delivery 1 us late),
+ * a receive of a published tensor that failed all the same, with no
+ * channel failure behind it (no retry used): "not recovered".
+ */
+START_TEST(test_recv_fault_not_recovered)
+{
+	static const char text[] =
+		"{\"nodes\": 2, \"faults\": [{\"point\": \"sim/deliver/delay\", \"count\": 1, \"arg\": 1000}],"
+		" \"steps\": [{\"sends\": ["
+		" {\"from\": 0, \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [4], \"at_ns\": 5000000},"
+		" {\"from\": 0, \"to\": 1, \"name\": \"x\", \"dtype\": \"float\", \"shape\": [4]}],"
+		" \"recvs\": ["
+		" {\"node\": 1, \"from\": 0, \"name\": \"t\"},"
+		" {\"node\": 1, \"from\": 0, \"name\": \"x\", \"at_ns\": 10000000, \"expect\": \"any\"}]}],"
+		" \"expect_faults\": {\"sim/deliver/delay\": 1}}";
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run;
+	const struct tv_tb_failures *f;
+
+	memset(&hk, 0, sizeof(hk));
+	hk.at = fail_x;
+	hk.at_ns = 2000000;
+	hk.node = 1;
+	run = hook_run(text, 1, &sc);
+	f = tv_tb_run_failures(run);
+	ck_assert(hk.fired);
+	ck_assert_uint_eq(f->count, 2);
+	/* The engine's real answer later is a second call. */
+	ck_assert_str_eq(f->msgs[0],
+		"invariant: step 1: node 1 recv 'x' from node 0: done callback ran 2 times (status OK)");
+	ck_assert_str_eq(f->msgs[1],
+		"invariant: step 1: node 1 recv 'x' from node 0: recoverable fault not recovered: failed with NOT_FOUND \"fake\" (1 faults fired, none unrecoverable; 0 channel failures during the receive, max_retries 3)");
+	ck_assert_int_eq(f->msg_kinds[1], TV_TB_FK_OUTCOME);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_failed, 1);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 1);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/*
+ * A receive that times out (1 us) right where its node starts (late, at
+ * 5 ms): the tensor was published at 0, but the channel to it only came
+ * up then, too late for a round trip (ack_timeout_ns 1 ms) before the
+ * deadline: excused.  The same receive on a node there from the start
+ * had 5 ms: an OUTCOME failure.
+ */
+START_TEST(test_recv_too_late_late_node)
+{
+	static const char fmt[] =
+		"{\"nodes\": 2, \"allow_error_completions\": true,"
+		" \"engine\": {\"recv_timeout_ns\": 1000, \"ack_timeout_ns\": 1000000},%s"
+		" \"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"a\", \"dtype\": \"float\", \"shape\": [4]}],"
+		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"a\", \"at_ns\": 5000000, \"expect\": \"any\"}]}]}";
+	static const char *const late[] = {
+		" \"late_nodes\": [{\"node\": 1, \"start_ns\": 5000000}],", "",
+	};
+
+	for (int i = 0; i < 2; i++) {
+		struct tv_tb_scenario *sc;
+		struct tv_tb_run *run;
+		const struct tv_tb_failures *f;
+		char text[1024];
+
+		snprintf(text, sizeof(text), fmt, late[i]);
+		run = run_scenario_text(text, 2, NULL, &sc);
+		f = tv_tb_run_failures(run);
+		ck_assert_uint_eq(tv_tb_run_result(run)->ops_failed, 1);
+		ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 0);
+		if (i == 0) {
+			ck_assert_msg(f->count == 0, "%s", f->msgs[0]);
+		} else {
+			ck_assert_uint_eq(f->count, 1);
+			ck_assert_int_eq(f->first, TV_TB_FK_OUTCOME);
+			ck_assert_uint_eq(fails_with(run,
+				"invariant: step 1: node 1 recv 'a' from node 0: failed with DEADLINE_EXCEEDED"), 1);
+		}
+		tv_tb_run_free(run);
+		tv_tb_scenario_free(sc);
+	}
+}
+END_TEST
+
+/*
+ * node/crash of node 0 at 1 ms (its send 'a'), restarted at 3 ms; 'b' at
+ * 30 ms goes through.  crashes: how many times it crashes (count).
+ */
+static void crash_text(char *buf, size_t cap, unsigned crashes)
+{
+	snprintf(buf, cap,
+		"{\"nodes\": 2, \"engine\": {\"recv_timeout_ns\": 50000000},"
+		" \"faults\": [{\"point\": \"node/crash\", \"after_ns\": 1000000, \"count\": %u, \"arg\": 2000000}],"
+		" \"steps\": [{\"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"a\", \"dtype\": \"float\", \"shape\": [4], \"at_ns\": 1000000}],"
+		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"a\", \"expect\": \"any\"}]},"
+		" {\"at_ns\": 10000000, \"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"c\", \"dtype\": \"float\", \"shape\": [4]}],"
+		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"c\", \"at_ns\": 1000000, \"expect\": \"any\"}]},"
+		" {\"at_ns\": 30000000, \"sends\": [{\"from\": 0, \"to\": 1, \"name\": \"b\", \"dtype\": \"float\", \"shape\": [4]}],"
+		" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"b\"}]}],"
+		" \"expect_faults\": {\"node/crash\": %u}}", crashes, crashes);
+}
+
+/* The crashing engine still has a tensor out: tv_engine_destroy -EBUSY. */
+static void leak_at_crash(struct runner *r, uint32_t node)
+{
+	unsigned k = hk.crashes;
+
+	ck_assert_uint_lt(k, 2);
+	hk.eng[k] = r->nodes[node].engine;
+	hk.held[k] = floats(r, node, 4, TV_PLACE_HOST);
+}
+
+/* Single crash: the tensor comes back before teardown frees the zombie. */
+static void give_back_after_crash(struct runner *r, uint32_t node)
+{
+	ck_assert_ptr_eq(r->nodes[node].zombie, hk.eng[0]);
+	ck_assert_ptr_null(r->nodes[node].engine);
+	tv_tensor_unref(hk.held[0]);
+	hk.held[0] = NULL;
+}
+
+static void zombie_gone(struct runner *r)
+{
+	ck_assert_ptr_null(r->nodes[0].zombie);
+}
+
+START_TEST(test_crash_destroy_busy)
+{
+	char text[2048];
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run;
+	const struct tv_tb_failures *f;
+	const struct tv_tb_result *res;
+
+	crash_text(text, sizeof(text), 1);
+	memset(&hk, 0, sizeof(hk));
+	hk.crash = leak_at_crash;
+	hk.after_crash = give_back_after_crash;
+	hk.after_teardown = zombie_gone;
+	run = hook_run(text, 3, &sc);
+	f = tv_tb_run_failures(run);
+	res = tv_tb_run_result(run);
+	/* Only the leak: the zombie went at teardown, no verbs object left. */
+	ck_assert_uint_eq(f->count, 1);
+	ck_assert_str_eq(f->msgs[0],
+		"node 0 crash: tv_engine_destroy: tensors still referenced");
+	ck_assert_int_eq(f->first, TV_TB_FK_LEAK);
+	ck_assert_uint_eq(res->crashes, 1);
+	ck_assert_uint_eq(res->restarts, 1);
+	/* 'a' skipped (its node down); 'c' (expect any) and 'b' arrive. */
+	ck_assert_uint_eq(res->skipped_ops, 1);
+	ck_assert_uint_eq(res->ops_ok, 2);
+	ck_assert_uint_eq(res->ops_failed, 1);
+	ck_assert_uint_eq(hk.crashes, 1);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/*
+ * Two crashes with a tensor out each time.  The second finds a zombie
+ * already: a RUNNER failure, and its engine is the test's to free.  The
+ * first one's tensor is held past teardown too, so the zombie cannot go
+ * there either (the other arm); the test frees both after.
+ */
+static void free_by_hand(struct runner *r)
+{
+	ck_assert_ptr_eq(r->nodes[0].zombie, hk.eng[0]);
+	for (int k = 0; k < 2; k++) {
+		tv_tensor_unref(hk.held[k]);
+		ck_assert_int_eq(tv_engine_destroy(hk.eng[k]), 0);
+	}
+	r->nodes[0].zombie = NULL;
+}
+
+START_TEST(test_crash_destroy_busy_twice)
+{
+	char text[2048];
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run;
+	const struct tv_tb_failures *f;
+	const struct tv_tb_result *res;
+
+	crash_text(text, sizeof(text), 2);
+	memset(&hk, 0, sizeof(hk));
+	hk.crash = leak_at_crash;
+	hk.after_teardown = free_by_hand;
+	run = hook_run(text, 3, &sc);
+	f = tv_tb_run_failures(run);
+	res = tv_tb_run_result(run);
+	ck_assert_uint_eq(f->count, 2);
+	ck_assert_str_eq(f->msgs[0],
+		"node 0 crash: tv_engine_destroy: tensors still referenced");
+	ck_assert_int_eq(f->msg_kinds[0], TV_TB_FK_LEAK);
+	ck_assert_str_eq(f->msgs[1],
+		"node 0 crash: tv_engine_destroy: Device or resource busy");
+	ck_assert_int_eq(f->msg_kinds[1], TV_TB_FK_RUNNER);
+	ck_assert_uint_eq(res->crashes, 2);
+	ck_assert_uint_eq(res->restarts, 2);
+	ck_assert_uint_eq(res->skipped_ops, 2);
+	ck_assert_uint_eq(res->ops_ok, 1);
+	ck_assert_uint_eq(hk.crashes, 2);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/* At teardown node 0's engine still has a tensor out: LEAK, by name. */
+static void leak_at_teardown(struct runner *r)
+{
+	hk.eng[0] = r->nodes[0].engine;
+	hk.held[0] = floats(r, 0, 2, TV_PLACE_HOST);
+}
+
+static void give_back_after_teardown(struct runner *r)
+{
+	ck_assert_ptr_null(r->nodes[0].engine);
+	tv_tensor_unref(hk.held[0]);
+	ck_assert_int_eq(tv_engine_destroy(hk.eng[0]), 0);
+}
+
+START_TEST(test_teardown_destroy_busy)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run *run;
+	const struct tv_tb_failures *f;
+
+	memset(&hk, 0, sizeof(hk));
+	hk.teardown = leak_at_teardown;
+	hk.after_teardown = give_back_after_teardown;
+	run = hook_run(basic, 1, &sc);
+	f = tv_tb_run_failures(run);
+	ck_assert_uint_eq(f->count, 1);
+	ck_assert_str_eq(f->msgs[0],
+		"tv_engine_destroy(node 0): Device or resource busy (tensors still referenced)");
+	ck_assert_int_eq(f->first, TV_TB_FK_LEAK);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 1);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+}
+END_TEST
+
+/*
+ * The element count behind an unregistered send's buffer: a negative
+ * dimension and a product past INT64_MAX are refused (the parser never
+ * hands either over: this is the helper's own contract).
+ */
+START_TEST(test_scenario_num_elements)
+{
+	struct tv_shape neg = { .rank = 2, .dims = { 3, -1 } };
+	struct tv_shape big = { .rank = 2, .dims = { INT64_MAX, 2 } };
+	struct tv_shape edge = { .rank = 2, .dims = { INT64_MAX, 1 } };
+	struct tv_shape ok = { .rank = 3, .dims = { 2, 3, 4 } };
+	struct tv_shape scalar = { .rank = 0 };
+	uint64_t n = 77;
+
+	ck_assert_int_eq(scenario_num_elements(&neg, &n), -EINVAL);
+	ck_assert_int_eq(scenario_num_elements(&big, &n), -EOVERFLOW);
+	ck_assert_uint_eq(n, 77);
+	ck_assert_int_eq(scenario_num_elements(&edge, &n), 0);
+	ck_assert_uint_eq(n, (uint64_t)INT64_MAX);
+	ck_assert_int_eq(scenario_num_elements(&ok, &n), 0);
+	ck_assert_uint_eq(n, 24);
+	ck_assert_int_eq(scenario_num_elements(&scalar, &n), 0);
+	ck_assert_uint_eq(n, 1);
+}
+END_TEST
+
 /* ---- the suite -------------------------------------------------------------- */
 
 #define ADD(fn) do { TCase *tc = tcase_create(#fn); \
@@ -1058,6 +1699,7 @@ int main(void)
 	ADD(test_chk_tensor_writes);
 	ADD(test_chk_dup_write);
 	ADD(test_chk_channel_error_counted);
+	ADD(test_chk_unnamed_window);
 	ADD(test_helper_names);
 	ADD(test_run_many_hung_recvs);
 	ADD(test_run_repeat_error_message);
@@ -1074,6 +1716,14 @@ int main(void)
 	ADD(test_crash_late_pair);
 	ADD(test_shrink_edit_edges);
 	ADD(test_run_unregistered_wrap_fails);
+	ADD(test_recv_callback_contract);
+	ADD(test_recv_callback_verdicts);
+	ADD(test_recv_too_late_late_node);
+	ADD(test_recv_fault_not_recovered);
+	ADD(test_crash_destroy_busy);
+	ADD(test_crash_destroy_busy_twice);
+	ADD(test_teardown_destroy_busy);
+	ADD(test_scenario_num_elements);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
