@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash ci/install-deps.sh librdmacm-dev libibverbs-dev rdma-core ibverbs-providers \
+bash ci/install-deps.sh python3 librdmacm-dev libibverbs-dev rdma-core ibverbs-providers \
 	fiu-utils qemu-system-x86 xz-utils cpio kmod busybox-static iproute2 jq bc \
 	libxml2-utils lcov
 build=$PWD/${BUILD_DIR:-build-rxe-cov}

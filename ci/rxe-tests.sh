@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 t0=$(date +%s)
-bash ci/install-deps.sh librdmacm-dev libibverbs-dev rdma-core ibverbs-providers fiu-utils \
+bash ci/install-deps.sh python3 librdmacm-dev libibverbs-dev rdma-core ibverbs-providers fiu-utils \
 	qemu-system-x86 xz-utils cpio kmod busybox-static iproute2 jq bc libxml2-utils
 build="build-rxe-tests"
 out=$PWD/$build/out

@@ -821,11 +821,14 @@ static int hw_open(struct tv_tb_hw *hw, char *msg, size_t cap)
 static void hw_summary(struct tv_tb_hw *hw, int rc, double secs)
 {
 	tv_tb_failures_print(&hw->fails, stdout);
-	printf("serve: %s node %u on %s: %s: ", hw->sc->name, hw->o->node,
+	printf("serve: %s node %u on %s: %s", hw->sc->name, hw->o->node,
 	       hw->dev_name[0] ? hw->dev_name : "?",
 	       rc == TV_TB_SERVE_PASS ? "PASS" : "FAIL");
-	if (hw->st && hw->ops->summary)
+	/* A node that failed before its workload opened has nothing to say. */
+	if (hw->st && hw->ops->summary) {
+		fputs(": ", stdout);
 		hw->ops->summary(hw, hw->st, stdout);
+	}
 	printf(", %zu time points, %" PRIu64 " faults fired here, %.2f s\n",
 	       hw->ntimes, hw->fault_fires, secs);
 	fflush(stdout);

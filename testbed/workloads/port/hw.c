@@ -431,7 +431,8 @@ static void ph_state_free(void *st)
 
 /* ---- what is reported ---------------------------------------------------------- */
 
-enum { S_OPS_OK, S_OPS, S_FAILED, S_BYTES, S_TRIGGERS, S_DATA_BAD, S_N };
+enum { S_OPS_OK, S_OPS, S_FAILED, S_BYTES, S_TRIGGERS, S_DATA_BAD,
+       S_FINAL_BAD, S_N };
 
 static void ph_stats(struct tv_tb_hw *hw, void *st, uint64_t *v)
 {
@@ -444,6 +445,7 @@ static void ph_stats(struct tv_tb_hw *hw, void *st, uint64_t *v)
 	ph_tasks_stats(h, &v[S_OPS_OK], &v[S_OPS], &v[S_FAILED], &v[S_BYTES]);
 	v[S_TRIGGERS] = ps.triggers;
 	v[S_DATA_BAD] = h->data_bad;
+	v[S_FINAL_BAD] = h->final_bad;
 }
 
 static void ph_check_end(struct tv_tb_hw *hw, void *st,
@@ -459,6 +461,18 @@ static void ph_check_end(struct tv_tb_hw *hw, void *st,
 	h->all_ops = sum[S_OPS];
 	h->all_failed = sum[S_FAILED];
 	h->have_all = true;
+	/*
+	 * Regions that differ though no task of any node failed: bytes
+	 * changed in flight (a corruption point) and nothing caught them,
+	 * since port channels carry no checksum (docs/faults.md).
+	 */
+	if (sum[S_FINAL_BAD] && !sum[S_FAILED])
+		tv_tb_hw_fail(hw, TV_TB_FK_DATA, "%" PRIu64 " program "
+			      "region(s) ended other than the reference says, "
+			      "though every task of every node succeeded: data "
+			      "changed in flight, undetected (port channels "
+			      "carry no checksum; each node's log names its "
+			      "first byte)", sum[S_FINAL_BAD]);
 }
 
 static void ph_summary(struct tv_tb_hw *hw, void *st, FILE *out)

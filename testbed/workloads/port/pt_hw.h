@@ -80,6 +80,12 @@ struct ph {
 	uint64_t handled;          /* FIFO positions taken (proxy thread) */
 	_Atomic uint64_t pushed;
 	uint64_t data_bad;
+	/*
+	 * Regions that ended other than the reference while faults were
+	 * armed: node 0 judges them with every node's task failures (a
+	 * peer's failed put explains them; nothing else does).
+	 */
+	uint64_t final_bad;
 	char bad[PH_BAD_MAX];
 	bool have_all;
 	uint64_t all_ops_ok;
