@@ -59,7 +59,9 @@ static void parse_event(const struct show_trace *tr, json_t *obj,
 			struct tv_tb_show_event *e)
 {
 	const char *src = json_string_value(json_object_get(obj, "src"));
-	const char *wl = tr->ops->event_src;
+	/* As the trace names them (tv_tb_trace_line_new). */
+	const char *wl = tr->ops->event_src ? tr->ops->event_src :
+					      tr->ops->name;
 	uint64_t v;
 
 	memset(e, 0, sizeof(*e));

@@ -165,9 +165,18 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* The signals a worker must take with their default actions. */
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGALRM);
+	sigaddset(set, SIGTERM);
+}
+
 static void worker_main(const struct tv_tb_swarm_opts *a, unsigned j, int fd)
 {
 	struct swarm_rec rec;
+	sigset_t stop;
 
 	/*
 	 * The default actions, whatever the embedding program installed:
@@ -177,6 +186,9 @@ static void worker_main(const struct tv_tb_swarm_opts *a, unsigned j, int fd)
 	 */
 	signal(SIGALRM, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	/* spawn() held them back: one sent before now is taken now. */
+	stop_signals(&stop);
+	sigprocmask(SIG_UNBLOCK, &stop, NULL);
 
 	for (uint64_t s = a->first + j; s < a->first + a->seeds; s += a->jobs) {
 		/* A seed that never ends is a hang: SIGALRM ends the worker. */
@@ -192,23 +204,35 @@ static void worker_main(const struct tv_tb_swarm_opts *a, unsigned j, int fd)
 static int spawn(const struct tv_tb_swarm_opts *a, struct worker *w,
 		 unsigned n)
 {
+	sigset_t stop, old;
+
+	stop_signals(&stop);
 	for (unsigned j = 0; j < n; j++) {
-		int fds[2];
+		int fds[2], err;
 
 		if (pipe(fds))
 			return -errno;
 		/* Nothing buffered may be written twice by the children. */
 		fflush(stdout);
 		fflush(stderr);
+		/*
+		 * A worker stopped at once (the next one could not be made)
+		 * must not run the SIGTERM handler it inherited before it
+		 * reset it: that one is the embedding program's (Check's
+		 * ended the test's whole process group).
+		 */
+		sigprocmask(SIG_BLOCK, &stop, &old);
 		w[j].pid = fork();
-		if (w[j].pid < 0)
-			return -errno;
+		err = errno;
 		if (w[j].pid == 0) {
 			close(fds[0]);
 			for (unsigned k = 0; k < j; k++)
 				close(w[k].fd);
 			worker_main(a, j, fds[1]);
 		}
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (w[j].pid < 0)
+			return -err;
 		close(fds[1]);
 		w[j].fd = fds[0];
 		w[j].next = a->first + j;

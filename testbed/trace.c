@@ -298,9 +298,16 @@ json_t *tb_rec_addr(struct tb_rec *t, uint32_t mem_node, uint32_t rkey,
 
 /* ---- what workloads record ---------------------------------------------- */
 
+/* A workload without an event_src of its own: its lines are its name's. */
+static const char *event_src(const struct tv_tb_workload_ops *ops)
+{
+	return ops->event_src ? ops->event_src : ops->name;
+}
+
 json_t *tv_tb_trace_line_new(struct tv_tb_run *run, const char *kind)
 {
-	return run->rec ? tb_rec_line(run->rec, run->ops->event_src, kind) :
+	/* A NULL "src" made every line fail, the trace lost as ENOMEM. */
+	return run->rec ? tb_rec_line(run->rec, event_src(run->ops), kind) :
 			  NULL;
 }
 

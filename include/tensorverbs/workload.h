@@ -169,8 +169,9 @@ uint64_t tv_tb_run_point_fires(const struct tv_tb_run *run, const char *point);
 
 /*
  * Trace lines of the workload's events (docs/trace.md).  line_new gives
- * {"i", "t", "src": ops->event_src, "kind": kind}, or NULL when the run
- * records nothing; the workload adds its keys, then emits it (consumed).
+ * {"i", "t", "src": ops->event_src (else ops->name), "kind": kind}, or
+ * NULL when the run records nothing; the workload adds its keys, then
+ * emits it (consumed).
  * An address is written as its distance from the first address the trace
  * saw in the same (node, rkey): heap addresses differ from run to run.
  */
@@ -642,7 +643,7 @@ struct tv_tb_workload_ops {
 	void (*describe)(json_t *sc, uint64_t ops, char *buf, size_t cap);
 
 	/* -- traces and drawings -- */
-	const char *event_src;       /* "src" of its trace lines */
+	const char *event_src;       /* "src" of its trace lines; NULL: name */
 	void (*show_parse)(json_t *line, struct tv_tb_show_event *e);
 	const struct tv_tb_draw *draw;
 
