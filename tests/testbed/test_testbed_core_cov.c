@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1794,6 +1795,1008 @@ START_TEST(test_shrink_trace_breakage)
 }
 END_TEST
 
+/* ---- outputs that cannot be written: /dev/full -------------------------- */
+
+/*
+ * /dev/full opens and takes buffered bytes, then fails each write with
+ * ENOSPC: small outputs fail at fclose, large ones at the flushes on the
+ * way (ferror).  Both must be an error, not a file silently cut short.
+ */
+START_TEST(test_outputs_dev_full)
+{
+	struct tv_tb_junit_case c = { .classname = "tensorverbs.run",
+				      .name = "big" };
+	struct tv_tb_scenario *sc;
+	struct tv_tb_trace *t;
+	char err[TV_TB_ERR_MAX], a[128], *text, *hdr, *sum, *big, *bufs[1];
+	uint64_t lens[1];
+	size_t n;
+
+	/* A trace with its header only: lost at fclose. */
+	ck_assert_int_eq(tv_tb_scenario_load_string(basic, "b", &sc, err), 0);
+	ck_assert_int_eq(tv_tb_trace_create("/dev/full", sc, NULL, 1, NULL, &t),
+			 0);
+	ck_assert_int_eq(tv_tb_trace_finish(t, NULL), -EIO);
+	tv_tb_scenario_free(sc);
+
+	/* A merge whose one recording has no events: lost at fclose. */
+	mk_tmpdir();
+	record_text(basic, "a.jsonl", 1, "ibverbs", a, sizeof(a));
+	text = read_all(a);
+	n = (size_t)count_lines(text);
+	hdr = line_of(text, 0);
+	sum = line_of(text, (int)n - 1);
+	{
+		char *two = malloc(strlen(hdr) + strlen(sum) + 3);
+
+		sprintf(two, "%s\n%s\n", hdr, sum);
+		bufs[0] = rank_recording(two, 0, "h", 0, false, &lens[0]);
+		free(two);
+	}
+	ck_assert_uint_lt(lens[0], 4096);
+	ck_assert_int_eq(tb_record_merge_mem("/dev/full", bufs, lens, 1, err,
+					     sizeof(err)), -EIO);
+	free(bufs[0]);
+	free(hdr);
+	free(sum);
+	free(text);
+
+	/* JUnit: a small report fails at fclose (ENOSPC, said as such)... */
+	ck_assert_int_eq(tv_tb_junit_write("/dev/full", "s", &c, 1), -ENOSPC);
+	/* ... a large one on the way: an I/O error. */
+	big = malloc(64 * 1024);
+	memset(big, 'x', 64 * 1024 - 1);
+	big[64 * 1024 - 1] = '\0';
+	c.failure = big;
+	ck_assert_int_eq(tv_tb_junit_write("/dev/full", "s", &c, 1), -EIO);
+	free(big);
+	rm_tmpdir();
+}
+END_TEST
+
+/*
+ * A disk that fills up after room bytes: a stream of the test's own,
+ * unbuffered, so each write of the library is one write here.
+ */
+static ssize_t full_after_write(void *cookie, const char *buf, size_t n)
+{
+	size_t *room = cookie;
+
+	(void)buf;
+	if (!*room) {
+		errno = ENOSPC;
+		return -1;
+	}
+	if (n > *room)
+		n = *room;
+	*room -= n;
+	return (ssize_t)n;
+}
+
+/* The line's JSON fits, its newline does not: still an error. */
+START_TEST(test_trace_line_newline_lost)
+{
+	json_t *obj = json_pack("{s:i, s:s}", "i", 1, "src", "x");
+	char *dump = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	size_t room = strlen(dump);
+	FILE *f = fopencookie(&room, "w", (cookie_io_functions_t){
+		.write = full_after_write });
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(setvbuf(f, NULL, _IONBF, 0), 0);
+	ck_assert_int_eq(tb_trace_write_line(f, obj), -EIO);
+	ck_assert_uint_eq(room, 0);
+	fclose(f);
+	/* With a byte more, the line is whole. */
+	room = strlen(dump) + 1;
+	f = fopencookie(&room, "w", (cookie_io_functions_t){
+		.write = full_after_write });
+	ck_assert_int_eq(setvbuf(f, NULL, _IONBF, 0), 0);
+	ck_assert_int_eq(tb_trace_write_line(f, obj), 0);
+	ck_assert_uint_eq(room, 0);
+	fclose(f);
+	free(dump);
+	json_decref(obj);
+}
+END_TEST
+
+/* Drawings to /dev/full: a small one fails at fclose, a large one before. */
+START_TEST(test_show_dev_full)
+{
+	struct tv_tb_show_opts o = { .last = UINT64_MAX,
+				     .chrome_path = "/dev/full" };
+	char path[128], err[512] = "";
+
+	mk_tmpdir();
+	register_toy();
+	trace_text("{\"workload\": \"coretoy\", \"nodes\": 2, \"ticks\": 1}",
+		   "toy.jsonl", 1, NULL, path, sizeof(path));
+	ck_assert_int_eq(tv_tb_show(path, &o, err, sizeof(err)), -EIO);
+	ck_assert_str_eq(err, "cannot write /dev/full: Input/output error");
+	err[0] = '\0';
+	trace_text(basic, "b.jsonl", 1, NULL, path, sizeof(path));
+	ck_assert_int_eq(tv_tb_show(path, &o, err, sizeof(err)), -EIO);
+	ck_assert_str_eq(err, "cannot write /dev/full: Input/output error");
+	err[0] = '\0';
+	o.chrome_path = NULL;
+	o.svg_path = "/dev/full";
+	ck_assert_int_eq(tv_tb_show(path, &o, err, sizeof(err)), -EIO);
+	ck_assert_str_eq(err, "cannot write /dev/full: Input/output error");
+	rm_tmpdir();
+}
+END_TEST
+
+/* ---- more workloads of the test's own ------------------------------------ */
+
+/* A crashed node's process cannot start again. */
+static int restart_fails(struct tv_tb_run *run, void *st, uint32_t node)
+{
+	(void)run;
+	(void)st;
+	(void)node;
+	return -EIO;
+}
+
+/*
+ * "coreshrink": the toy with two of the plan's edits, no describe, and
+ * restarts that fail (a crash is a [runner] failure).
+ */
+static const struct tv_tb_shrink_edit *const shrink_edits[] = {
+	&tv_tb_edit_drop_fault, &tv_tb_edit_lower_fault,
+};
+
+static const struct tv_tb_workload_ops toy_shrink = {
+	.name = "coreshrink", .about = "ticks", .unit = "ticks",
+	.keys = toy_keys, .parse = toy_parse, .scenario_free = free,
+	.setup = toy_setup, .progress = toy_progress,
+	.node_crash = toy_crash, .node_restart = restart_fails,
+	.state_free = toy_free, .edits = shrink_edits, .nedits = 2,
+};
+
+/* "coreleak": its set-up takes a protection domain it never gives back. */
+static int leak_setup(struct tv_tb_run *run, void **st_p)
+{
+	struct tv_vf_device *dev;
+	struct tv_vf_pd *pd;
+	int rc = toy_setup(run, st_p);
+
+	if (!rc)
+		rc = tv_tb_run_device(run, 0, &dev);
+	if (!rc)
+		rc = tv_vf_alloc_pd(dev, &pd);
+	return rc;
+}
+
+static const struct tv_tb_workload_ops toy_leak = {
+	.name = "coreleak", .about = "ticks", .unit = "ticks",
+	.keys = toy_keys, .parse = toy_parse, .scenario_free = free,
+	.setup = leak_setup, .progress = toy_progress,
+	.state_free = toy_free,
+};
+
+/* "corerestart": a crashed node's process cannot start again. */
+static const struct tv_tb_workload_ops toy_restart_fails = {
+	.name = "corerestart", .about = "ticks", .unit = "ticks",
+	.keys = toy_keys, .parse = toy_parse, .scenario_free = free,
+	.setup = toy_setup, .progress = toy_progress,
+	.node_crash = toy_crash, .node_restart = restart_fails,
+	.state_free = toy_free,
+};
+
+/*
+ * "coreslow": every seed from 100 fails; seed 100's generation takes
+ * long, so the other worker's larger failing seeds arrive first.
+ */
+static int slow_generate(uint64_t seed, uint32_t without, json_t **sc_p)
+{
+	(void)without;
+	if (seed == 100)
+		usleep(600 * 1000);
+	*sc_p = json_pack("{s:s, s:I, s:i, s:i, s:b}", "workload", "coreslow",
+			  "seed", (json_int_t)seed, "nodes", 2, "ticks", 1,
+			  "fail", seed >= 100);
+	return *sc_p ? 0 : -ENOMEM;
+}
+
+static const struct tv_tb_workload_ops toy_slow = {
+	.name = "coreslow", .about = "ticks", .unit = "ticks",
+	.keys = toy_keys, .parse = toy_parse, .scenario_free = free,
+	.setup = toy_setup, .progress = toy_progress,
+	.check_end = toy_check_end, .state_free = toy_free,
+	.generate = slow_generate,
+};
+
+static void register_ops(const struct tv_tb_workload_ops *ops)
+{
+	if (!tv_tb_workload_find(ops->name))
+		ck_assert_int_eq(tv_tb_workload_register(ops), 0);
+}
+
+/*
+ * Leaves this process spare free descriptors below its limit (the lowest
+ * free one is where the next open lands); returns the limit it had.
+ */
+static rlim_t limit_fds(int spare)
+{
+	struct rlimit rl;
+	rlim_t was;
+	int k = dup(0);
+
+	ck_assert_int_ge(k, 0);
+	close(k);
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	was = rl.rlim_cur;
+	rl.rlim_cur = (rlim_t)k + (rlim_t)spare;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	return was;
+}
+
+static void restore_fds(rlim_t was)
+{
+	struct rlimit rl;
+
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	rl.rlim_cur = was;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+}
+
+/* ---- shrink: candidates that die, a pipe it cannot make ----------------- */
+
+START_TEST(test_shrink_crash_and_pipe)
+{
+	struct tv_tb_shrink_opts o = { .max_runs = 20 };
+	struct tv_tb_shrink_report rep;
+	char in[128], out[128], err[1024];
+	json_t *min;
+	rlim_t was;
+
+	mk_tmpdir();
+	register_ops(&toy_shrink);
+	tmp_path(in, sizeof(in), "die.json");
+	tmp_path(out, sizeof(out), "min.json");
+	write_file(in, "{\"workload\": \"coreshrink\", \"nodes\": 2,"
+		   " \"ticks\": 1, \"die\": 7,"
+		   " \"faults\": [{\"point\": \"node/crash\"}]}");
+	o.has_kind = true;
+	o.kind = TV_TB_FK_CRASH;
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_msg(tv_tb_shrink(in, out, &o, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	/* A death is a crash; the rule goes, the death stays. */
+	ck_assert_int_eq(rep.kind, TV_TB_FK_CRASH);
+	ck_assert_str_eq(rep.first_msg, "the run died (status 0x700)");
+	ck_assert_str_eq(rep.msg, "the run died (status 0x700)");
+	/* No describe hook: the ops count and the workload's unit. */
+	ck_assert_str_eq(rep.before, "0 ticks, 2 nodes, 1 fault rules, "
+			 "0 sim events, 0 trace events");
+	ck_assert_str_eq(rep.after, "0 ticks, 2 nodes, 0 fault rules, "
+			 "0 sim events, 0 trace events");
+	ck_assert_uint_eq(rep.runs, 2);
+	ck_assert(!rep.budget_reached);
+	min = json_load_file(out, 0, NULL);
+	ck_assert_ptr_nonnull(min);
+	ck_assert_uint_eq(json_array_size(json_object_get(min, "faults")), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(min, "die")), 7);
+	json_decref(min);
+
+	/* A crash whose restart fails: without it the run passes. */
+	tmp_path(in, sizeof(in), "restart.json");
+	write_file(in, "{\"workload\": \"coreshrink\", \"nodes\": 2,"
+		   " \"ticks\": 2, \"faults\": [{\"point\": \"node/crash\","
+		   " \"nth\": 4, \"count\": 1}]}");
+	o.has_kind = true;
+	o.kind = TV_TB_FK_RUNNER;
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_msg(tv_tb_shrink(in, out, &o, &rep, err, sizeof(err)) == 0,
+		      "%s", err);
+	/*
+	 * Dropping the rule passes (not kept); its nth halves twice and
+	 * still fails the same way; count 1 and nth 1 cannot go lower.
+	 */
+	ck_assert_int_eq(rep.kind, TV_TB_FK_RUNNER);
+	ck_assert_str_eq(rep.first_msg, "node 0 restart at 2002000 ns: "
+			 "Input/output error (no fault fired)");
+	ck_assert_str_eq(rep.msg, "node 0 restart at 2001000 ns: "
+			 "Input/output error (no fault fired)");
+	ck_assert_uint_eq(rep.runs, 5);
+	ck_assert_str_eq(rep.after, "4 ticks, 2 nodes, 1 fault rules, "
+			 "5 sim events, 13 trace events");
+	min = json_load_file(out, 0, NULL);
+	ck_assert_ptr_nonnull(min);
+	ck_assert_int_eq(rule_int(min, 0, "nth"), 1);
+	ck_assert_int_eq(rule_int(min, 0, "count"), 1);
+	json_decref(min);
+	o.has_kind = false;
+
+	/* No descriptor for the candidate's pipe: the error says why. */
+	tmp_path(in, sizeof(in), "ok.json");
+	write_file(in, "{\"workload\": \"coreshrink\", \"nodes\": 2,"
+		   " \"ticks\": 1}");
+	was = limit_fds(1);
+	memset(&rep, 0, sizeof(rep));
+	ck_assert_int_eq(tv_tb_shrink(in, out, &o, &rep, err, sizeof(err)),
+			 -EMFILE);
+	restore_fds(was);
+	ck_assert_str_eq(err, strerror(EMFILE));
+	rm_tmpdir();
+}
+END_TEST
+
+/* ---- swarm: no pipe, a reproducer it cannot write, late small seeds ----- */
+
+START_TEST(test_swarm_pipe_dump_order)
+{
+	struct tv_tb_swarm_opts o = { .seeds = 40, .first = 100, .jobs = 2,
+				      .workload = "coreslow" };
+	struct tv_tb_swarm_report rep;
+	char dir[128], blocker[160];
+	rlim_t was;
+
+	mk_tmpdir();
+	register_toy();
+	register_ops(&toy_slow);
+	/* seed-4.json is a directory: the reproducer cannot be written. */
+	tmp_path(dir, sizeof(dir), "out");
+	ck_assert_int_eq(mkdir(dir, 0777), 0);
+	snprintf(blocker, sizeof(blocker), "%s/seed-4.json", dir);
+	ck_assert_int_eq(mkdir(blocker, 0777), 0);
+	swarm_one(4, dir, &rep);
+	ck_assert(!rep.fail[0].written);
+	ck_assert_str_eq(rep.fail[0].file, blocker);
+
+	/*
+	 * Seed 100 arrives after larger ones (its generation sleeps; on a
+	 * loaded machine fewer may have come, so no count is asserted): it
+	 * still comes first, the swarm stops once it is in, and the other
+	 * worker's follow in order with none missing.
+	 */
+	o.out_dir = dir;
+	ck_assert_int_eq(tv_tb_swarm(&o, &rep), 0);
+	ck_assert_uint_ge(rep.nfail, 1);
+	ck_assert_uint_le(rep.nfail, TV_TB_SWARM_KEEP);
+	ck_assert_uint_ge(rep.violations, rep.nfail);
+	ck_assert_uint_eq(rep.fail[0].seed, 100);
+	for (size_t i = 1; i < rep.nfail; i++)
+		ck_assert_uint_eq(rep.fail[i].seed, 99 + 2 * i);
+	ck_assert_int_eq(rep.fail[0].first, TV_TB_FK_EXPECT);
+	ck_assert(rep.fail[0].written);
+	ck_assert_int_eq(rep.fail[0].rerun_status, 1);
+
+	/* The second worker's pipe cannot be made: the first is stopped. */
+	was = limit_fds(2);
+	o.seeds = 4;
+	o.first = 1;
+	o.workload = "coretoy";
+	ck_assert_int_eq(tv_tb_swarm(&o, &rep), -EMFILE);
+	restore_fds(was);
+	rm_tmpdir();
+}
+END_TEST
+
+/* ---- runs that go wrong in the core's own parts ------------------------- */
+
+/* The run failed once, with kind and msg. */
+static void one_failure(struct tv_tb_run *run, enum tv_tb_fail_kind kind,
+			const char *msg)
+{
+	const struct tv_tb_failures *f = tv_tb_run_failures(run);
+
+	ck_assert_uint_eq(f->count, 1);
+	ck_assert_int_eq(f->msg_kinds[0], kind);
+	ck_assert_str_eq(f->msgs[0], msg);
+	ck_assert_str_eq(tv_tb_run_outcome(run), "FAIL");
+}
+
+START_TEST(test_run_core_failures)
+{
+	struct tv_tb_scenario *sc;
+	struct tv_tb_run_opts o;
+	struct tv_tb_run *run = NULL;
+	struct tv_tb_tap *tap;
+	struct tv_flt *flt;
+	char err[TV_TB_ERR_MAX];
+
+	register_toy();
+	register_ops(&toy_leak);
+	register_ops(&toy_restart_fails);
+
+	run = run_text("{\"workload\": \"coreleak\", \"nodes\": 2,"
+		       " \"ticks\": 1}", 1, &sc);
+	/* The simulator gives it back at the end, counted as a leak. */
+	one_failure(run, TV_TB_FK_LEAK,
+		    "tv_sim_destroy: 1 verbs objects leaked");
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 2);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+
+	run = run_text("{\"workload\": \"corerestart\", \"nodes\": 2,"
+		       " \"ticks\": 3, \"faults\": [{\"point\": \"node/crash\","
+		       " \"nth\": 2, \"count\": 1}]}", 1, &sc);
+	/* Hit 2 is node 1's first tick; no fault made the restart fail. */
+	one_failure(run, TV_TB_FK_RUNNER,
+		    "node 1 restart at 2001000 ns: Input/output error "
+		    "(no fault fired)");
+	ck_assert_uint_eq(tv_tb_run_result(run)->crashes, 1);
+	ck_assert_uint_eq(tv_tb_run_result(run)->restarts, 0);
+	ck_assert_uint_eq(tv_tb_run_result(run)->restart_failures, 1);
+	/* Down for good: its other two ticks are skipped. */
+	ck_assert_uint_eq(((struct toy_run *)tv_tb_run_wl(run))->skipped, 3);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+
+	run = run_text("{\"workload\": \"coretoy\", \"nodes\": 2, \"ticks\": 3,"
+		       " \"faults\": [{\"point\": \"node/crash\", \"nth\": 2,"
+		       " \"count\": 1, \"arg\": 9223372036854775807}]}", 1,
+		       &sc);
+	/*
+	 * An arg past the end of time: the restart is put at the end of
+	 * time, so the node never comes back -- and the simulator, its
+	 * restart still queued at the deadline, calls the run not quiescent.
+	 */
+	one_failure(run, TV_TB_FK_HANG, "not quiescent at the virtual deadline "
+		    "of 10000003000 ns (events still queued)");
+	ck_assert_uint_eq(tv_tb_run_result(run)->crashes, 1);
+	ck_assert_uint_eq(tv_tb_run_result(run)->restarts, 0);
+	ck_assert_uint_eq(((struct toy_run *)tv_tb_run_wl(run))->skipped, 3);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+
+	run = run_text("{\"workload\": \"coretoy\", \"nodes\": 2, \"ticks\": 3,"
+		       " \"faults\": [{\"point\": \"node/crash\", \"nth\": 2,"
+		       " \"count\": 1, \"arg\": -1}]}", 1, &sc);
+	/* An arg of no time: the default restart, 2 ms later (all 3 ticks). */
+	ck_assert_uint_eq(tv_tb_run_failures(run)->count, 0);
+	ck_assert_uint_eq(tv_tb_run_result(run)->crashes, 1);
+	ck_assert_uint_eq(tv_tb_run_result(run)->restarts, 1);
+	ck_assert_uint_eq(((struct toy_run *)tv_tb_run_wl(run))->skipped, 3);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+	register_ops(&toy_slow);
+	run = run_text("{\"workload\": \"coreslow\", \"nodes\": 2,"
+		       " \"ticks\": 3, \"faults\": [{\"point\": \"node/crash\","
+		       " \"nth\": 2, \"count\": 1}]}", 1, &sc);
+	/* A workload that cannot crash: the gate never asks, no hit. */
+	ck_assert_uint_eq(tv_tb_run_failures(run)->count, 0);
+	ck_assert_uint_eq(tv_tb_run_result(run)->crashes, 0);
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 6);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+
+	/* A tap for one node on a run of two. */
+	ck_assert_int_eq(tv_tb_scenario_load_string(basic, "b", &sc, err), 0);
+	ck_assert_int_eq(tv_tb_tap_create(1, &tap), 0);
+	tv_tb_run_opts_init(&o, sc);
+	o.tap = tap;
+	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
+	/* Node 1's device cannot be tapped: its engine is not made. */
+	one_failure(run, TV_TB_FK_RUNNER,
+		    "tv_engine_create(node 1): Invalid argument");
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 0);
+	tv_tb_run_free(run);
+	tv_tb_tap_free(tap);
+	tv_tb_scenario_free(sc);
+
+	/* Another injector is active. */
+	ck_assert_int_eq(tv_flt_create(1, &flt), 0);
+	ck_assert_int_eq(tv_flt_activate(flt), 0);
+	run = run_text("{\"workload\": \"coretoy\", \"nodes\": 2, \"ticks\": 3,"
+		       " \"faults\": [{\"point\": \"node/crash\", \"nth\": 2,"
+		       " \"count\": 1}]}", 1, &sc);
+	/* libfiu is the process's: one injector at a time. */
+	one_failure(run, TV_TB_FK_RUNNER,
+		    "tv_flt_activate: Device or resource busy");
+	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 0);
+	ck_assert_uint_eq(tv_tb_run_result(run)->crashes, 0);
+	tv_tb_run_free(run);
+	tv_tb_scenario_free(sc);
+	tv_flt_deactivate(flt);
+	tv_flt_destroy(flt);
+}
+END_TEST
+
+START_TEST(test_plan_text_range_and_full_registry)
+{
+	static char names[16][16];
+	static struct tv_tb_workload_ops many[16];
+	json_t *plan = NULL;
+	char err[512];
+	int rc = 0, n = 0;
+
+	/*
+	 * The fault layer takes any 64-bit count; a plan in JSON cannot
+	 * hold one past INT64_MAX: refused, naming the text.
+	 */
+	ck_assert_int_eq(tv_tb_plan_from_text(
+		"vf/ack/drop:nth=18446744073709551615", &plan, err,
+		sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(plan);
+	ck_assert_str_eq(err, "fault plan: bad value in "
+			 "'vf/ack/drop:nth=18446744073709551615'");
+	/* The arg is the bits of a 64-bit value: all ones is -1. */
+	ck_assert_int_eq(tv_tb_plan_from_text(
+		"vf/ack/drop:arg=18446744073709551615", &plan, err,
+		sizeof(err)), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+		json_array_get(plan, 0), "arg")), -1);
+	json_decref(plan);
+
+	/* The registry holds 16 workloads: the builtins, the toy, ours. */
+	register_toy();
+	for (int i = 0; i < 16 && !rc; i++) {
+		snprintf(names[i], sizeof(names[i]), "fill%d", i);
+		many[i] = toy;
+		many[i].name = names[i];
+		rc = tv_tb_workload_register(&many[i]);
+		n += !rc;
+	}
+	ck_assert_int_eq(rc, -ENOSPC);
+	ck_assert_int_gt(n, 0);
+	ck_assert_ptr_eq(tv_tb_workload_find(names[n - 1]), &many[n - 1]);
+	ck_assert_ptr_null(tv_tb_workload_find(names[n]));
+}
+END_TEST
+
+/* ---- drawings of traces made by hand ------------------------------------ */
+
+/* A sim line: kind on node (peer, or -1 for none) at t, the rest given. */
+#define SIM_LINE(i, t, kind, node, peer, qpn, op, state, imm, wr, len) \
+	"{\"i\":" #i ",\"t\":" #t ",\"src\":\"sim\",\"seq\":" #i \
+	",\"kind\":\"" kind "\",\"node\":" #node ",\"peer\":" peer \
+	",\"qpn\":" #qpn ",\"op\":" \
+	op ",\"status\":null,\"state\":" state ",\"imm\":" imm ",\"wr_id\":\"" \
+	wr "\",\"rkey\":null,\"roff\":null,\"len\":" #len "}\n"
+
+/*
+ * basic's trace with its events replaced by the lines given (each ending
+ * in a newline), at tmpdir/name.
+ */
+static void hand_trace(const char *events, const char *name, char *path,
+		       size_t cap)
+{
+	char *text, *hdr, *sum, *out;
+	size_t len;
+
+	trace_text(basic, name, 1, NULL, path, cap);
+	text = read_all(path);
+	hdr = line_of(text, 0);
+	sum = line_of(text, count_lines(text) - 1);
+	len = strlen(hdr) + strlen(events) + strlen(sum) + 3;
+	out = malloc(len);
+	snprintf(out, len, "%s\n%s%s\n", hdr, events, sum);
+	write_file(path, out);
+	free(out);
+	free(sum);
+	free(hdr);
+	free(text);
+}
+
+static char *svg_of(const char *path, uint64_t max_rows)
+{
+	struct tv_tb_show_opts o = { .last = UINT64_MAX, .max_rows = max_rows };
+	char svg[128], err[512] = "";
+
+	tmp_path(svg, sizeof(svg), "d.svg");
+	o.svg_path = svg;
+	ck_assert_msg(tv_tb_show(path, &o, err, sizeof(err)) == 0, "%s", err);
+	return read_all(svg);
+}
+
+static size_t count_of(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	for (const char *p = s; (p = strstr(p, what)) != NULL; p++)
+		n++;
+	return n;
+}
+
+#define TRUNCATED "(truncated: use --from/--to or --max-rows)"
+
+START_TEST(test_show_svg_rows)
+{
+	static const char qp_err[] =
+		SIM_LINE(1, 100, "QP_STATE", 0, "null", 3, "null", "\"RTS\"", "null", "0x0", 0)
+		SIM_LINE(2, 100, "QP_STATE", 0, "null", 3, "null", "\"ERR\"", "null", "0x0", 0)
+		SIM_LINE(3, 200, "POST_SEND", 0, "1", 3, "\"SEND\"", "null", "null", "0x9", 8);
+	static const char peerless[] =
+		SIM_LINE(1, 100, "QP_STATE", 0, "null", 3, "null", "\"RTS\"", "null", "0x0", 0)
+		SIM_LINE(2, 100, "QP_STATE", 0, "null", 3, "null", "\"ERR\"", "null", "0x0", 0)
+		SIM_LINE(3, 150, "POST_SEND", 0, "null", 3, "\"SEND\"", "null", "null", "0x8", 8)
+		SIM_LINE(4, 200, "POST_SEND", 0, "1", 3, "\"SEND\"", "null", "null", "0x9", 8);
+	/* A post to node 3 of two: the drawing gets its lane. */
+	static const char far_peer[] =
+		SIM_LINE(1, 100, "POST_SEND", 0, "3", 3, "\"SEND\"", "null", "null", "0x9", 8);
+	/* Node 0's second change merges past node 1's note, into its own. */
+	static const char two_notes[] =
+		SIM_LINE(1, 100, "QP_STATE", 0, "null", 3, "null", "\"RTS\"", "null", "0x0", 0)
+		SIM_LINE(2, 100, "QP_STATE", 1, "null", 3, "null", "\"RTS\"", "null", "0x0", 0)
+		SIM_LINE(3, 100, "QP_STATE", 0, "null", 3, "null", "\"\\u0001Z\"", "null", "0x0", 0);
+	char path[128], *a, *b;
+
+	mk_tmpdir();
+	/* A QP going to ERR merges into its note, which turns red. */
+	hand_trace(qp_err, "qp.jsonl", path, sizeof(path));
+	a = svg_of(path, 0);
+	ck_assert_msg(strstr(a, "QP 3 -&gt; RTS -&gt; ERR") != NULL, "%s", a);
+	ck_assert_msg(strstr(a, TRUNCATED) == NULL, "%s", a);
+	ck_assert_msg(strstr(a, "SEND 8 B") != NULL, "%s", a);
+	/* A post with no peer has no arrow to draw: nothing changes. */
+	hand_trace(peerless, "peerless.jsonl", path, sizeof(path));
+	b = svg_of(path, 0);
+	ck_assert_str_eq(a, b);
+	free(b);
+	free(a);
+	/* One row allowed: the post is the row too many. */
+	hand_trace(qp_err, "qp.jsonl", path, sizeof(path));
+	a = svg_of(path, 1);
+	ck_assert_msg(strstr(a, TRUNCATED) != NULL, "%s", a);
+	ck_assert_msg(strstr(a, "RTS -&gt; ERR") != NULL, "%s", a);
+	ck_assert_msg(strstr(a, "SEND 8 B") == NULL, "%s", a);
+	free(a);
+	hand_trace(far_peer, "far.jsonl", path, sizeof(path));
+	a = svg_of(path, 0);
+	ck_assert_msg(strstr(a, ">node 3</text>") != NULL, "%s", a);
+	ck_assert_msg(strstr(a, ">node 4</text>") == NULL, "%s", a);
+	free(a);
+	/* ... and here the second node's note is. */
+	hand_trace(two_notes, "notes.jsonl", path, sizeof(path));
+	a = svg_of(path, 1);
+	ck_assert_msg(strstr(a, TRUNCATED) != NULL, "%s", a);
+	ck_assert_uint_eq(count_of(a, "QP 3 -&gt; RTS"), 1);
+	free(a);
+	a = svg_of(path, 0);
+	ck_assert_uint_eq(count_of(a, "QP 3 -&gt; RTS"), 2);
+	/* A control byte in a drawing's text is shown as '?'. */
+	ck_assert_msg(strstr(a, "QP 3 -&gt; RTS -&gt; ?Z<") != NULL, "%s", a);
+	free(a);
+	rm_tmpdir();
+}
+END_TEST
+
+/* Events of traceEvents with phase ph (and id, unless 0). */
+static size_t chrome_phases(json_t *ch, const char *ph, json_int_t id)
+{
+	json_t *evs = json_object_get(ch, "traceEvents"), *e;
+	size_t i, n = 0;
+
+	json_array_foreach(evs, i, e) {
+		const char *p = json_string_value(json_object_get(e, "ph"));
+		json_int_t eid = json_integer_value(json_object_get(e, "id"));
+
+		n += p && !strcmp(p, ph) && (!id || eid == id);
+	}
+	return n;
+}
+
+START_TEST(test_show_chrome_unmatched)
+{
+	static const char events[] =
+		SIM_LINE(1, 100, "POST_SEND", 0, "1", 3, "\"RDMA_WRITE_WITH_IMM\"", "null", "\"0x80000000\"", "0x4", 32)
+		SIM_LINE(2, 110, "POST_SEND", 0, "1", 3, "\"RDMA_WRITE_WITH_IMM\"", "null", "\"0x80000001\"", "0x5", 32)
+		SIM_LINE(3, 200, "DELIVER", 1, "0", 3, "\"RDMA_WRITE_WITH_IMM\"", "null", "\"0x80000001\"", "0x5", 32)
+		SIM_LINE(4, 210, "DELIVER", 1, "0", 3, "\"RDMA_WRITE_WITH_IMM\"", "null", "\"0x80000000\"", "0x4", 32)
+		"{\"i\":5,\"t\":300,\"src\":\"engine\",\"kind\":\"RECV_DONE\","
+		"\"node\":1,\"peer\":0,\"msg\":null,\"idx\":0,\"step\":1,"
+		"\"name\":\"t\",\"rkey\":null,\"off\":null,\"len\":32,"
+		"\"code\":null}\n";
+	struct tv_tb_show_opts o = { .last = UINT64_MAX };
+	char path[128], chrome[128], err[512] = "";
+	json_t *ch;
+
+	mk_tmpdir();
+	hand_trace(events, "w.jsonl", path, sizeof(path));
+	tmp_path(chrome, sizeof(chrome), "c.json");
+	o.chrome_path = chrome;
+	ck_assert_msg(tv_tb_show(path, &o, err, sizeof(err)) == 0, "%s", err);
+	ch = json_load_file(chrome, 0, NULL);
+	ck_assert_ptr_nonnull(ch);
+	/*
+	 * Write #1 lands first: it is found past write #0, still open;
+	 * each flow ends with the id it started with.
+	 */
+	ck_assert_uint_eq(chrome_phases(ch, "s", 0), 2);
+	ck_assert_uint_eq(chrome_phases(ch, "f", 0), 2);
+	ck_assert_uint_eq(chrome_phases(ch, "s", 1), 1);
+	ck_assert_uint_eq(chrome_phases(ch, "f", 1), 1);
+	ck_assert_uint_eq(chrome_phases(ch, "f", 2), 1);
+	/* A request done that never began: its mark, no slice end. */
+	ck_assert_uint_eq(chrome_phases(ch, "b", 0), 0);
+	ck_assert_uint_eq(chrome_phases(ch, "e", 0), 0);
+	{
+		char *text = read_all(chrome);
+
+		ck_assert_msg(strstr(text, "\"done #0 t: \"") != NULL, "%s",
+			      text);
+		free(text);
+	}
+	json_decref(ch);
+	/* From event 2 on: write #0's post is out of the range. */
+	o.first = 2;
+	ck_assert_msg(tv_tb_show(path, &o, err, sizeof(err)) == 0, "%s", err);
+	ch = json_load_file(chrome, 0, NULL);
+	ck_assert_uint_eq(chrome_phases(ch, "s", 0), 1);
+	ck_assert_uint_eq(chrome_phases(ch, "f", 0), 1);
+	json_decref(ch);
+	rm_tmpdir();
+}
+END_TEST
+
+/* ---- replay --sim: a recording that lies ------------------------------- */
+
+/* text without the lines holding every one of the needles given. */
+static char *drop_lines(const char *text, const char *a, const char *b)
+{
+	char *out = calloc(1, strlen(text) + 1), *o = out;
+	const char *p = text, *e;
+
+	ck_assert_ptr_nonnull(out);
+	for (; (e = strchr(p, '\n')) != NULL; p = e + 1) {
+		size_t n = (size_t)(e - p) + 1;
+		char *l = strndup(p, n);
+
+		if (!(strstr(l, a) && strstr(l, b))) {
+			memcpy(o, l, n);
+			o += n;
+		}
+		free(l);
+	}
+	return out;
+}
+
+START_TEST(test_replay_sim_lies)
+{
+	struct tv_tb_replay_sim_report rep;
+	char a[128], path[128], *text, *edited;
+
+	mk_tmpdir();
+	/* Node 1's completions left out: they pass as they come. */
+	record_text(basic, "a.jsonl", 1, "sim", a, sizeof(a));
+	text = read_all(a);
+	edited = drop_lines(text, "\"kind\":\"POLL\"", "\"node\":1,");
+	tmp_path(path, sizeof(path), "nopoll.jsonl");
+	write_file(path, edited);
+	free(edited);
+	free(text);
+	ck_assert_msg(tv_tb_replay_sim(path, &rep) == 0, "%s", rep.err);
+	/*
+	 * The engine sees them all and does what it did; the comparison
+	 * finds node 1's completions, a stream the recording lacks, past
+	 * its last event.
+	 */
+	ck_assert(rep.diverged);
+	ck_assert_uint_eq(rep.div_node, 1);
+	ck_assert_int_eq(rep.div_qp, 0);
+	ck_assert(rep.div_polls);
+	ck_assert_uint_eq(rep.div_k, 0);
+	ck_assert_uint_eq(rep.div_index, rep.events);
+	ck_assert_ptr_null(rep.expected);
+	ck_assert_ptr_nonnull(rep.actual);
+	ck_assert_msg(strstr(rep.actual, "\"kind\":\"POLL\",\"node\":1,") !=
+		      NULL, "%s", rep.actual);
+	ck_assert(rep.same_outcome);
+	ck_assert_uint_eq(rep.held, 0);
+	tv_tb_replay_sim_report_free(&rep);
+
+	/* A node said to start after events it never makes. */
+	record_text(basic, "h.jsonl", 1, "ibverbs", a, sizeof(a));
+	text = read_all(a);
+	{
+		int n = count_lines(text);
+		char *sum = line_of(text, n - 1);
+
+		edited = edit_lines(text, n - 1,
+			"{\"i\":9999,\"t\":0,\"src\":\"workload\","
+			"\"kind\":\"STEP\",\"node\":0,\"at_ns\":0}",
+			NULL);
+		{
+			char *t2 = malloc(strlen(edited) + strlen(sum) + 2);
+
+			sprintf(t2, "%s%s\n", edited, sum);
+			free(edited);
+			edited = t2;
+		}
+		free(sum);
+	}
+	tmp_path(path, sizeof(path), "gate.jsonl");
+	write_file(path, edited);
+	free(edited);
+	free(text);
+	ck_assert_msg(tv_tb_replay_sim(path, &rep) == 0, "%s", rep.err);
+	/* Its operation waits the most it may, then goes anyway. */
+	ck_assert_uint_eq(rep.ops_places, 1);
+	ck_assert_uint_eq(rep.ops_forced, 1);
+	ck_assert_uint_eq(rep.ops_waited, 0);
+	/* A STEP is where a node started, not an event to compare. */
+	ck_assert(!rep.diverged);
+	ck_assert(rep.same_outcome);
+	tv_tb_replay_sim_report_free(&rep);
+	rm_tmpdir();
+}
+END_TEST
+
+/*
+ * A workload with no event_src of its own: its trace lines are its
+ * name's, and show draws them as its events.  (A NULL "src" failed each
+ * line: the trace was lost as ENOMEM, and swarm's rerun of a failing
+ * seed said "not reproduced".)
+ */
+START_TEST(test_trace_workload_without_src)
+{
+	struct tv_tb_show_opts o = { .last = UINT64_MAX };
+	char path[128], chrome[128], err[512] = "", *text;
+
+	mk_tmpdir();
+	register_ops(&toy_slow);
+	ck_assert_ptr_null(toy_slow.event_src);
+	trace_text("{\"workload\": \"coreslow\", \"nodes\": 2, \"ticks\": 1}",
+		   "slow.jsonl", 1, NULL, path, sizeof(path));
+	text = read_all(path);
+	ck_assert_uint_eq(count_of(text, "\"src\":\"coreslow\","
+				   "\"kind\":\"TICK\""), 2);
+	free(text);
+	tmp_path(chrome, sizeof(chrome), "c.json");
+	o.chrome_path = chrome;
+	ck_assert_msg(tv_tb_show(path, &o, err, sizeof(err)) == 0, "%s", err);
+	text = read_all(chrome);
+	ck_assert_uint_eq(count_of(text,
+				   "\"cat\":\"event\",\"name\":\"TICK\""), 2);
+	ck_assert_uint_eq(count_of(text, "\"cat\":\"fault\""), 0);
+	free(text);
+	rm_tmpdir();
+}
+END_TEST
+
+/*
+ * n QP notes of node 0, their trace indexes widened by extra[k] digits
+ * (1, 10, 100, ...): each widens the drawing by as many bytes.
+ */
+static char *qp_notes(size_t n, const unsigned *extra)
+{
+	size_t cap = n * 256 + 1, used = 0;
+	char *out = malloc(cap);
+
+	ck_assert_ptr_nonnull(out);
+	out[0] = '\0';
+	for (size_t k = 0; k < n; k++)
+		used += (size_t)snprintf(out + used, cap - used,
+			"{\"i\":1%.*s,\"t\":100,\"src\":\"sim\","
+			"\"seq\":1,\"kind\":\"QP_STATE\",\"node\":0,"
+			"\"peer\":null,\"qpn\":3,\"op\":null,\"status\":null,"
+			"\"state\":\"RTS\",\"imm\":null,\"wr_id\":\"0x0\","
+			"\"rkey\":null,\"roff\":null,\"len\":0}\n",
+			(int)extra[k], "000000000000000000");
+	return out;
+}
+
+/* The size of the Chrome drawing of qp_notes(n, extra). */
+static size_t chrome_size(size_t n, const unsigned *extra, char *path,
+			  size_t cap)
+{
+	struct tv_tb_show_opts o = { .last = UINT64_MAX };
+	char chrome[128], err[512] = "", *events = qp_notes(n, extra), *text;
+	size_t len;
+
+	hand_trace(events, "pad.jsonl", path, cap);
+	free(events);
+	tmp_path(chrome, sizeof(chrome), "c.json");
+	o.chrome_path = chrome;
+	ck_assert_msg(tv_tb_show(path, &o, err, sizeof(err)) == 0, "%s", err);
+	text = read_all(chrome);
+	len = strlen(text);
+	ck_assert_msg(len >= 4 && !strcmp(text + len - 4, "\n]}\n"), "%s",
+		      text);
+	free(text);
+	return len;
+}
+
+/*
+ * A drawing whose last bytes are the ones the disk has no room for: all
+ * but its closing "]}" fill /dev/full's buffer exactly, the close needs
+ * the flush that fails.  QP notes make it long, their trace indexes'
+ * digits make it long to the byte.
+ */
+START_TEST(test_show_chrome_last_bytes_lost)
+{
+	struct tv_tb_show_opts o = { .last = UINT64_MAX,
+				     .chrome_path = "/dev/full" };
+	unsigned extra[64] = { 0 };
+	char path[128], err[512] = "";
+	size_t blk, one, per, n, left;
+	struct stat st;
+
+	ck_assert_int_eq(stat("/dev/full", &st), 0);
+	blk = st.st_blksize > 0 ? (size_t)st.st_blksize : BUFSIZ;
+	mk_tmpdir();
+	one = chrome_size(1, extra, path, sizeof(path));
+	per = chrome_size(2, extra, path, sizeof(path)) - one;
+	/* Whole notes up to the buffer; then digits, 18 a note at most. */
+	n = (blk + 4 - (one - per)) / per;
+	left = blk + 4 - (one - per) - n * per;
+	ck_assert_uint_le(n, TB_ARRAY_SIZE(extra));
+	for (size_t k = 0; k < n && left; k++) {
+		extra[k] = left < 18 ? (unsigned)left : 18;
+		left -= extra[k];
+	}
+	ck_assert_uint_eq(left, 0);
+	ck_assert_uint_eq(chrome_size(n, extra, path, sizeof(path)), blk + 4);
+	ck_assert_int_eq(tv_tb_show(path, &o, err, sizeof(err)), -EIO);
+	ck_assert_str_eq(err, "cannot write /dev/full: Input/output error");
+	rm_tmpdir();
+}
+END_TEST
+
+/* A write of node 0 to node 1, then deliveries each off in one field. */
+#define W_POST SIM_LINE(1, 100, "POST_SEND", 0, "1", 3, "\"RDMA_WRITE_WITH_IMM\"", "null", "\"0x80000000\"", "0x9", 8)
+#define W_OFF \
+	SIM_LINE(2, 200, "DELIVER", 1, "2", 3, "\"RDMA_WRITE_WITH_IMM\"", "null", "\"0x80000000\"", "0x9", 8) \
+	SIM_LINE(3, 210, "DELIVER", 2, "0", 3, "\"RDMA_WRITE_WITH_IMM\"", "null", "\"0x80000000\"", "0x9", 8) \
+	SIM_LINE(4, 220, "DELIVER", 1, "0", 3, "\"RDMA_WRITE_WITH_IMM\"", "null", "\"0x80000000\"", "0x8", 8) \
+	SIM_LINE(5, 230, "DELIVER", 1, "0", 3, "\"RDMA_WRITE_WITH_IMM\"", "null", "null", "0x9", 8) \
+	SIM_LINE(6, 240, "DELIVER", 1, "0", 3, "\"RDMA_WRITE_WITH_IMM\"", "null", "\"0x80000001\"", "0x9", 8) \
+	SIM_LINE(7, 250, "DELIVER", 1, "0", 3, "\"RDMA_WRITE_WITH_IMM\"", "null", "\"0x80000000\"", "0x9", 9)
+#define W_MATCH SIM_LINE(8, 300, "DELIVER", 1, "0", 3, "\"RDMA_WRITE_WITH_IMM\"", "null", "\"0x80000000\"", "0x9", 8)
+
+/* The drawings of path (from event first to last): SVG, Chrome. */
+static void draw_range(const char *path, uint64_t first, uint64_t last,
+		       char **svg_p, json_t **chrome_p)
+{
+	struct tv_tb_show_opts o = { .first = first, .last = last };
+	char svg[128], chrome[128], err[512] = "";
+
+	tmp_path(svg, sizeof(svg), "d.svg");
+	tmp_path(chrome, sizeof(chrome), "d.json");
+	o.svg_path = svg;
+	o.chrome_path = chrome;
+	ck_assert_msg(tv_tb_show(path, &o, err, sizeof(err)) == 0, "%s", err);
+	*svg_p = read_all(svg);
+	*chrome_p = json_load_file(chrome, 0, NULL);
+	ck_assert_ptr_nonnull(*chrome_p);
+}
+
+/*
+ * A delivery ends a write only when it is that write's in every field:
+ * from, to, wr_id, immediate and length.
+ */
+START_TEST(test_show_deliveries_matched)
+{
+	char path[128], *svg;
+	json_t *ch;
+
+	mk_tmpdir();
+	/* None of them is the write's: it was never delivered. */
+	hand_trace(W_POST W_OFF, "off.jsonl", path, sizeof(path));
+	draw_range(path, 0, UINT64_MAX, &svg, &ch);
+	ck_assert_uint_eq(count_of(svg, "(never delivered)"), 1);
+	ck_assert_uint_eq(chrome_phases(ch, "s", 0), 1);
+	ck_assert_uint_eq(chrome_phases(ch, "f", 0), 0);
+	free(svg);
+	json_decref(ch);
+	/* Drawn up to event 3 only: its delivery may lie beyond. */
+	draw_range(path, 0, 3, &svg, &ch);
+	ck_assert_uint_eq(count_of(svg, "(never delivered)"), 0);
+	ck_assert_uint_eq(count_of(svg, "stroke-dasharray"), 1);
+	free(svg);
+	json_decref(ch);
+	/* The one that is: delivered once, the same again matches nothing. */
+	hand_trace(W_POST W_OFF W_MATCH W_MATCH, "match.jsonl", path,
+		   sizeof(path));
+	draw_range(path, 0, UINT64_MAX, &svg, &ch);
+	ck_assert_uint_eq(count_of(svg, "(never delivered)"), 0);
+	ck_assert_uint_eq(count_of(svg, "stroke-dasharray"), 0);
+	ck_assert_uint_eq(chrome_phases(ch, "s", 0), 1);
+	ck_assert_uint_eq(chrome_phases(ch, "f", 0), 1);
+	free(svg);
+	json_decref(ch);
+	/* A trace without events: a drawing of nothing, not cut. */
+	hand_trace("", "empty.jsonl", path, sizeof(path));
+	draw_range(path, 0, 0, &svg, &ch);
+	ck_assert_msg(strstr(svg, ", 0 drawn rows</text>") != NULL, "%s", svg);
+	free(svg);
+	json_decref(ch);
+	rm_tmpdir();
+}
+END_TEST
+
 /* One case a test: CK_RUN_CASE=test_... runs one. */
 #define ADD(t) do { tc = tcase_create(#t); tcase_set_timeout(tc, 120); \
 		    tcase_add_test(tc, t); suite_add_tcase(s, tc); } while (0)
@@ -1828,6 +2831,20 @@ static Suite *suite(void)
 	ADD(test_swarm_gen_faults_without);
 	ADD(test_scenario_more_refused);
 	ADD(test_shrink_trace_breakage);
+	ADD(test_outputs_dev_full);
+	ADD(test_trace_line_newline_lost);
+	ADD(test_show_dev_full);
+	ADD(test_shrink_crash_and_pipe);
+	ADD(test_swarm_pipe_dump_order);
+	ADD(test_run_core_failures);
+	ADD(test_show_svg_rows);
+	ADD(test_show_chrome_unmatched);
+	ADD(test_replay_sim_lies);
+	ADD(test_trace_workload_without_src);
+	ADD(test_show_chrome_last_bytes_lost);
+	ADD(test_show_deliveries_matched);
+	/* Last: it fills the workload registry. */
+	ADD(test_plan_text_range_and_full_registry);
 	return s;
 }
 
