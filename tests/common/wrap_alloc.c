@@ -8,10 +8,18 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/wrap_alloc.h"
+
+/*
+ * The wrapped call's site: where the code under test called it (the
+ * wrappers are never inlined, so that it is).
+ */
+#define SITE __builtin_return_address(0)
+#define NOINLINE __attribute__((noinline))
 
 void *__real_calloc(size_t n, size_t size) __attribute__((weak));
 void *__real_malloc(size_t size) __attribute__((weak));
@@ -28,18 +36,18 @@ ssize_t __real_getline(char **line, size_t *cap, FILE *f)
 FILE *__real_open_memstream(char **buf, size_t *len) __attribute__((weak));
 FILE *__real_fmemopen(void *buf, size_t len, const char *mode)
 	__attribute__((weak));
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_realloc(void *ptr, size_t size);
-void *__wrap_aligned_alloc(size_t align, size_t size);
-int __wrap_posix_memalign(void **p, size_t align, size_t size);
-char *__wrap_strdup(const char *s);
-char *__wrap_strndup(const char *s, size_t n);
-int __wrap_vasprintf(char **p, const char *fmt, va_list ap);
-int __wrap_asprintf(char **p, const char *fmt, ...);
-ssize_t __wrap_getline(char **line, size_t *cap, FILE *f);
-FILE *__wrap_open_memstream(char **buf, size_t *len);
-FILE *__wrap_fmemopen(void *buf, size_t len, const char *mode);
+NOINLINE void *__wrap_calloc(size_t n, size_t size);
+NOINLINE void *__wrap_malloc(size_t size);
+NOINLINE void *__wrap_realloc(void *ptr, size_t size);
+NOINLINE void *__wrap_aligned_alloc(size_t align, size_t size);
+NOINLINE int __wrap_posix_memalign(void **p, size_t align, size_t size);
+NOINLINE char *__wrap_strdup(const char *s);
+NOINLINE char *__wrap_strndup(const char *s, size_t n);
+NOINLINE int __wrap_vasprintf(char **p, const char *fmt, va_list ap);
+NOINLINE int __wrap_asprintf(char **p, const char *fmt, ...);
+NOINLINE ssize_t __wrap_getline(char **line, size_t *cap, FILE *f);
+NOINLINE FILE *__wrap_open_memstream(char **buf, size_t *len);
+NOINLINE FILE *__wrap_fmemopen(void *buf, size_t len, const char *mode);
 
 /*
  * -1: off; else the number of allocations that still succeed.  Volatile:
@@ -51,9 +59,52 @@ static volatile long oom_countdown = -1;
 static volatile unsigned oom_fired;
 static volatile unsigned long oom_seen;
 static volatile long oom_saved = -1;
+static volatile bool oom_paused;
 
-static bool oom_now(void)
+/*
+ * Site mode: an allocation's site is its caller's return address.  While
+ * recording, every distinct site is kept (first-seen order, a hash set
+ * for the lookup), none failed; once armed, the first allocation from
+ * oom_site fails, then off.
+ */
+#define OOM_MAX_SITES 4096
+#define OOM_SITE_SLOTS 16384 /* a power of two, 4x the sites */
+static volatile bool oom_recording;
+static const void *volatile oom_site;
+static const void *oom_sites[OOM_MAX_SITES];
+static size_t oom_nsites;
+static const void *oom_slots[OOM_SITE_SLOTS];
+
+static void site_record(const void *site)
 {
+	size_t h = ((uintptr_t)site >> 2) * 0x9e3779b97f4a7c15ull;
+
+	for (h &= OOM_SITE_SLOTS - 1; oom_slots[h];
+	     h = (h + 1) & (OOM_SITE_SLOTS - 1))
+		if (oom_slots[h] == site)
+			return;
+	if (oom_nsites == OOM_MAX_SITES)
+		return; /* more sites than a test sweeps: the rest unrecorded */
+	oom_slots[h] = site;
+	oom_sites[oom_nsites++] = site;
+}
+
+static bool oom_now(const void *site)
+{
+	if (oom_paused)
+		return false;
+	if (oom_recording) {
+		site_record(site);
+		return false;
+	}
+	if (oom_site) {
+		if (site != oom_site)
+			return false;
+		oom_seen++;
+		oom_fired++;
+		oom_site = NULL;
+		return true;
+	}
 	if (oom_countdown < 0)
 		return false;
 	oom_seen++;
@@ -65,7 +116,7 @@ static bool oom_now(void)
 
 void *__wrap_calloc(size_t n, size_t size)
 {
-	if (oom_now()) {
+	if (oom_now(SITE)) {
 		errno = ENOMEM; /* as the C library's */
 		return NULL;
 	}
@@ -74,7 +125,7 @@ void *__wrap_calloc(size_t n, size_t size)
 
 void *__wrap_malloc(size_t size)
 {
-	if (oom_now()) {
+	if (oom_now(SITE)) {
 		errno = ENOMEM; /* as the C library's */
 		return NULL;
 	}
@@ -83,7 +134,7 @@ void *__wrap_malloc(size_t size)
 
 void *__wrap_realloc(void *ptr, size_t size)
 {
-	if (oom_now()) {
+	if (oom_now(SITE)) {
 		errno = ENOMEM; /* as the C library's */
 		return NULL;
 	}
@@ -92,7 +143,7 @@ void *__wrap_realloc(void *ptr, size_t size)
 
 void *__wrap_aligned_alloc(size_t align, size_t size)
 {
-	if (oom_now()) {
+	if (oom_now(SITE)) {
 		errno = ENOMEM; /* as the C library's */
 		return NULL;
 	}
@@ -101,7 +152,7 @@ void *__wrap_aligned_alloc(size_t align, size_t size)
 
 int __wrap_posix_memalign(void **p, size_t align, size_t size)
 {
-	return oom_now() ? ENOMEM : __real_posix_memalign(p, align, size);
+	return oom_now(SITE) ? ENOMEM : __real_posix_memalign(p, align, size);
 }
 
 /*
@@ -111,7 +162,7 @@ int __wrap_posix_memalign(void **p, size_t align, size_t size)
  */
 char *__wrap_strdup(const char *s)
 {
-	if (oom_now()) {
+	if (oom_now(SITE)) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -120,20 +171,26 @@ char *__wrap_strdup(const char *s)
 
 char *__wrap_strndup(const char *s, size_t n)
 {
-	if (oom_now()) {
+	if (oom_now(SITE)) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	return __real_strndup(s, n);
 }
 
-int __wrap_vasprintf(char **p, const char *fmt, va_list ap)
+static int vasprintf_at(const void *site, char **p, const char *fmt,
+			va_list ap)
 {
-	if (oom_now()) {
+	if (oom_now(site)) {
 		errno = ENOMEM;
 		return -1;
 	}
 	return __real_vasprintf(p, fmt, ap);
+}
+
+int __wrap_vasprintf(char **p, const char *fmt, va_list ap)
+{
+	return vasprintf_at(SITE, p, fmt, ap);
 }
 
 /* Needs --wrap=vasprintf too (its real one does the work). */
@@ -143,14 +200,14 @@ int __wrap_asprintf(char **p, const char *fmt, ...)
 	int rc;
 
 	va_start(ap, fmt);
-	rc = __wrap_vasprintf(p, fmt, ap);
+	rc = vasprintf_at(SITE, p, fmt, ap);
 	va_end(ap);
 	return rc;
 }
 
 ssize_t __wrap_getline(char **line, size_t *cap, FILE *f)
 {
-	if (oom_now()) {
+	if (oom_now(SITE)) {
 		errno = ENOMEM;
 		return -1;
 	}
@@ -159,7 +216,7 @@ ssize_t __wrap_getline(char **line, size_t *cap, FILE *f)
 
 FILE *__wrap_open_memstream(char **buf, size_t *len)
 {
-	if (oom_now()) {
+	if (oom_now(SITE)) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -168,7 +225,7 @@ FILE *__wrap_open_memstream(char **buf, size_t *len)
 
 FILE *__wrap_fmemopen(void *buf, size_t len, const char *mode)
 {
-	if (oom_now()) {
+	if (oom_now(SITE)) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -177,6 +234,7 @@ FILE *__wrap_fmemopen(void *buf, size_t len, const char *mode)
 
 void oom_arm(long n)
 {
+	oom_paused = false;
 	oom_fired = 0;
 	oom_seen = 0;
 	oom_saved = -1;
@@ -186,7 +244,35 @@ void oom_arm(long n)
 bool oom_disarm(void)
 {
 	oom_countdown = -1;
+	oom_site = NULL;
 	return oom_fired != 0;
+}
+
+void oom_sites_start(void)
+{
+	memset(oom_slots, 0, sizeof(oom_slots));
+	oom_nsites = 0;
+	oom_countdown = -1;
+	oom_site = NULL;
+	oom_paused = false;
+	oom_recording = true;
+}
+
+size_t oom_sites_stop(const void *const **sites_p)
+{
+	oom_recording = false;
+	*sites_p = oom_sites;
+	return oom_nsites;
+}
+
+void oom_arm_site(const void *site)
+{
+	oom_paused = false;
+	oom_fired = 0;
+	oom_seen = 0;
+	oom_saved = -1;
+	oom_countdown = -1;
+	oom_site = site;
 }
 
 unsigned oom_failures(void)
@@ -203,15 +289,17 @@ void oom_pause(void)
 {
 	oom_saved = oom_countdown;
 	oom_countdown = -1;
+	oom_paused = true;
 }
 
 void oom_resume(void)
 {
 	oom_countdown = oom_saved;
 	oom_saved = -1;
+	oom_paused = false;
 }
 
-bool oom_take(void)
+NOINLINE bool oom_take(void)
 {
-	return oom_now();
+	return oom_now(SITE);
 }

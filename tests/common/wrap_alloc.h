@@ -14,6 +14,7 @@
 #define TV_TESTS_WRAP_ALLOC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Let n allocations succeed, fail the next one (then off again). */
 void oom_arm(long n);
@@ -34,6 +35,20 @@ void oom_resume(void);
  * allocation by allocation: true, fail it.
  */
 bool oom_take(void);
+
+/*
+ * Site mode (the stride of a long sweep passes over sites that allocate
+ * only late in a run): a site is the return address of the wrapped call,
+ * in the code under test.  oom_sites_start() records every distinct site
+ * from then on, failing none; oom_sites_stop() ends it and gives them in
+ * first-seen order (the module's array, valid until the next start; at
+ * most 4096).  oom_arm_site(site) fails the first allocation made from
+ * site, then off (oom_disarm() says whether it came).  oom_take()'s site
+ * is its caller's.
+ */
+void oom_sites_start(void);
+size_t oom_sites_stop(const void *const **sites_p);
+void oom_arm_site(const void *site);
 
 /*
  * Fail the Nth allocation of call for N = 0, 1, ... until it succeeds
