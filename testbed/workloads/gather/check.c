@@ -283,7 +283,7 @@ void gw_check(struct tv_tb_run *run, void *st)
 			tv_tb_fail(run, TV_TB_FK_HANG, "batch %zu on node %u "
 				   "never ended%s", b, r->sc->batches[b].node,
 				   br->started ? " (started)" : "");
-		else if (br->result != -ERANGE && br->ends != 1)
+		else if (!br->refused && br->ends != 1)
 			tv_tb_fail(run, TV_TB_FK_OUTCOME, "batch %zu on node %u "
 				   "ended %u times", b, r->sc->batches[b].node,
 				   br->ends);

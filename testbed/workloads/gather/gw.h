@@ -70,6 +70,7 @@ struct gw_batch_run {
 	size_t failed_rows;
 	uint64_t start_ns, end_ns;
 	bool cancelled;      /* its node crashed */
+	bool refused;        /* tv_gather_start said no: it never ends */
 };
 
 struct gw_due {

@@ -294,8 +294,10 @@ static void batch_start(struct gw_runner *r, struct gw_node *n, size_t b)
 	n->running = b + 1; /* its end may come inside the start */
 	rc = tv_gather_start(n->ctx, n->ids, bt->count, n->out,
 			     now + r->sc->timeout_ns, &bad);
-	if (rc)
+	if (rc) {
 		n->running = 0;
+		br->refused = true;
+	}
 	if (rc == -ERANGE) {
 		/* Refused before anything was posted: what the engine owes. */
 		br->ended = true;
@@ -307,6 +309,7 @@ static void batch_start(struct gw_runner *r, struct gw_node *n, size_t b)
 		tv_tb_run_refused(r->run, "gather start", rc);
 		br->ended = true;
 		br->result = rc;
+		br->end_ns = now;
 		return;
 	}
 	batch_end(r, n); /* local rows only: it is over already */

@@ -9,6 +9,7 @@
  * byte has one writer: the programs are race-free by construction, so
  * their final buffers are known exactly.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -635,8 +636,9 @@ int pt_compile(struct tv_ju *jc, struct pt_scenario *sc, size_t prog,
 
 /* ---- what the regions hold at the end ---------------------------------------- */
 
-static void final_sequence(const struct pt_scenario *sc, uint64_t seed,
-			   size_t prog, uint32_t node, uint8_t *out)
+/* -ENOMEM when the source cannot be made (the region is then not it). */
+static int final_sequence(const struct pt_scenario *sc, uint64_t seed,
+			  size_t prog, uint32_t node, uint8_t *out)
 {
 	const struct pt_program *p = &sc->progs[prog];
 	const struct pt_task *t;
@@ -644,16 +646,15 @@ static void final_sequence(const struct pt_scenario *sc, uint64_t seed,
 
 	if (node == p->from) {
 		pt_pattern(seed, (uint32_t)prog, node, 0, 0, out, p->bytes);
-		return;
+		return 0;
 	}
 	/* Every put applied in order from the sender's source. */
 	memset(out, 0, p->bytes);
-	src = malloc(p->bytes ? p->bytes : 1);
 	t = task_of((struct pt_scenario *)sc, prog, p->from);
-	if (!src || !t) {
-		free(src);
-		return;
-	}
+	assert(t); /* the compiler gave the sender its task */
+	src = malloc(p->bytes ? p->bytes : 1);
+	if (!src)
+		return -ENOMEM;
 	pt_pattern(seed, (uint32_t)prog, p->from, 0, 0, src, p->bytes);
 	for (size_t i = 0; i < t->nops; i++) {
 		const struct pt_op *op = &t->ops[i];
@@ -663,6 +664,7 @@ static void final_sequence(const struct pt_scenario *sc, uint64_t seed,
 			       src + (op->b - p->region_off[p->from]), op->len);
 	}
 	free(src);
+	return 0;
 }
 
 int pt_final_region(const struct pt_scenario *sc, uint64_t seed, size_t prog,
@@ -724,8 +726,7 @@ int pt_final_region(const struct pt_scenario *sc, uint64_t seed, size_t prog,
 		}
 		return 0;
 	case PT_SEQUENCE:
-		final_sequence(sc, seed, prog, node, out);
-		return 0;
+		return final_sequence(sc, seed, prog, node, out);
 	case PT_PACKET_PING_PONG:
 		m = p->iters ? p->iters - 1 : 0;
 		/* Only the unpacked data is compared (packets hold flags). */

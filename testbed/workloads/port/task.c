@@ -106,10 +106,17 @@ static int push_put(struct pt_task_run *tr, const struct pt_op *op,
 	if (rc)
 		return rc;
 	pt_proxy_kick(n);
-	/* What the receiver's wait will compare: the source now. */
+	/*
+	 * What the receiver's wait will compare: the source now.  The books
+	 * are the runner's, so is their failure: said as such, not left to
+	 * the operation's error (a crashed program's errors are allowed).
+	 */
 	if (pt_dir_put(&l->dir[e], op->a, len, digest) ||
-	    ((op->flags & PT_PUT_SIGNAL) && pt_dir_signal(&l->dir[e])))
+	    ((op->flags & PT_PUT_SIGNAL) && pt_dir_signal(&l->dir[e]))) {
+		tv_tb_fail(tr->r->run, TV_TB_FK_RUNNER, "put books: %s",
+			   strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	tr->bytes_ok += len;
 	return 0;
 }
