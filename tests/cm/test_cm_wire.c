@@ -8,6 +8,7 @@
 #include <tensorverbs/engine.h>
 #include <tensorverbs/sim.h>
 
+#include "common/check_main.h"
 #include "wire.h"
 
 static struct tv_cm_hello sample(void)
@@ -201,8 +202,6 @@ int main(void)
 {
 	Suite *s = suite_create("cm_wire");
 	TCase *tc = tcase_create("codec");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, layout_is_little_endian_field_by_field);
 	tcase_add_test(tc, round_trip_and_padding);
@@ -211,9 +210,5 @@ int main(void)
 	tcase_add_test(tc, addresses);
 	tcase_add_test(tc, channel_fail_from_outside);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tv_check_main(s);
 }

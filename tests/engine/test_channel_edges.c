@@ -17,6 +17,7 @@
 #include <fiu-control.h>
 
 #include "alloc_point.h"
+#include "common/check_main.h"
 #include "common/vf_double.h"
 #include "engine_int.h" /* white box: a channel's QP, CQ, failure */
 #include "harness.h"
@@ -439,11 +440,5 @@ static Suite *edges_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(edges_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(edges_suite());
 }

@@ -22,6 +22,7 @@
 #include <fiu-control.h>
 
 #include "alloc_point.h"
+#include "common/check_main.h"
 #include "common/vf_double.h"
 #include "common/wrap_alloc.h"
 #include "engine_int.h" /* white box: the engine's config, a channel */
@@ -1104,11 +1105,5 @@ static Suite *edges_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(edges_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(edges_suite());
 }

@@ -5,11 +5,11 @@
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <fiu.h>
 
+#include "common/check_main.h"
 #include "engine_int.h"
 #include "harness.h"
 
@@ -625,8 +625,6 @@ int main(void)
 {
 	Suite *s = suite_create("faults");
 	TCase *tc = tcase_create("faults");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, catalogue_is_complete);
@@ -650,9 +648,5 @@ int main(void)
 	tcase_add_test(tc, missing_receive_is_bounded_by_the_deadline);
 	tcase_add_test(tc, every_allocation_failure_is_survived);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(s);
 }

@@ -19,6 +19,7 @@
 #include <tensorverbs/faults.h>
 #include <tensorverbs/sim.h>
 
+#include "common/check_main.h"
 #include "common/wrap_alloc.h"
 #include "flt_priv.h"
 #include "wire.h"
@@ -984,11 +985,5 @@ static Suite *faults_edges_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(faults_edges_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(faults_edges_suite());
 }

@@ -8,7 +8,6 @@
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <fiu.h>
@@ -17,6 +16,8 @@
 #include <tensorverbs/engine.h>
 #include <tensorverbs/faults.h>
 #include <tensorverbs/sim.h>
+
+#include "common/check_main.h"
 
 struct seen {
 	int calls;
@@ -279,8 +280,6 @@ int main(void)
 {
 	Suite *s = suite_create("faults_node");
 	TCase *tc = tcase_create("faults_node");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, node_rule_fires_on_its_node_at_its_hit);
 	tcase_add_test(tc, node_rules_of_one_point_fire_each_once);
@@ -290,9 +289,5 @@ int main(void)
 	tcase_add_test(tc, libfiu_firing_before_activation);
 	tcase_add_test(tc, no_site_outside_a_firing);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(s);
 }

@@ -13,6 +13,7 @@
 #include <fiu.h>
 #include <fiu-control.h>
 
+#include "common/check_main.h"
 #include "gather_fix.h"
 
 #define T_SECOND 1000000000ull
@@ -475,11 +476,5 @@ static Suite *gather_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(gather_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tv_check_main(gather_suite());
 }

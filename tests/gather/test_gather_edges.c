@@ -14,6 +14,7 @@
 #include <fiu.h>
 #include <fiu-control.h>
 
+#include "common/check_main.h"
 #include "common/vf_double.h"
 #include "common/wrap_alloc.h"
 #include "gather_fix.h"
@@ -1155,11 +1156,5 @@ static Suite *edges_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(edges_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(edges_suite());
 }

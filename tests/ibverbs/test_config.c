@@ -11,6 +11,8 @@
 
 #include <tensorverbs/ibverbs.h>
 
+#include "common/check_main.h"
+
 /* ---- a table instead of the environment ------------------------------- */
 
 #define ENV_MAX 16
@@ -654,11 +656,5 @@ static Suite *config_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(config_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(config_suite());
 }

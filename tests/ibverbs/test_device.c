@@ -16,6 +16,8 @@
 
 #include <tensorverbs/ibverbs.h>
 
+#include "common/check_main.h"
+
 #define SKIP_EXIT 77
 #define BUF_BYTES 4096
 #define MS 1000000ull
@@ -557,8 +559,6 @@ int main(void)
 {
 	Suite *s;
 	TCase *tc;
-	SRunner *sr;
-	int failed;
 
 	/* Before Check allocates anything: LeakSanitizer checks skips too. */
 	if (!have_device())
@@ -578,9 +578,5 @@ int main(void)
 	tcase_add_test(tc, wait_fds_wakes_on_fds);
 	tcase_add_test(tc, wait_blocks_until_completion);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(s);
 }

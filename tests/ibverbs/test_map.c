@@ -4,11 +4,12 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <stdlib.h>
 
 #include <infiniband/verbs.h>
 
 #include <tensorverbs/ibverbs.h>
+
+#include "common/check_main.h"
 
 START_TEST(every_wc_status_maps_to_same_value)
 {
@@ -144,8 +145,6 @@ int main(void)
 {
 	Suite *s = suite_create("ibverbs_map");
 	TCase *tc = tcase_create("map");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, every_wc_status_maps_to_same_value);
 	tcase_add_test(tc, wc_status_outside_facade_refused);
@@ -153,9 +152,5 @@ int main(void)
 	tcase_add_test(tc, facade_enums_mirror_verbs);
 	tcase_add_test(tc, open_without_device_refused_cleanly);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(s);
 }

@@ -19,6 +19,7 @@
 #include <fiu.h>
 #endif
 
+#include "common/check_main.h"
 #include "pool.h"
 
 #ifdef NDEBUG
@@ -1192,11 +1193,5 @@ static Suite *pool_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(pool_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tv_check_main(pool_suite());
 }

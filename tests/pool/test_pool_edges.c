@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/check_main.h"
 #include "common/wrap_alloc.h"
 #include "pool.h"
 
@@ -307,11 +308,5 @@ static Suite *pool_edges_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(pool_edges_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(pool_edges_suite());
 }

@@ -11,6 +11,7 @@
 
 #include <check.h>
 
+#include "common/check_main.h"
 #include "port_fix.h"
 
 #define BIT63 (1ull << 63)
@@ -713,11 +714,5 @@ static Suite *port_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(port_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(port_suite());
 }

@@ -14,6 +14,7 @@
 
 #include <tensorverbs/faults.h>
 
+#include "common/check_main.h"
 #include "common/vf_double.h"
 #include "common/wrap_alloc.h"
 #include "port_fix.h"
@@ -1778,11 +1779,5 @@ static Suite *edges_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(edges_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(edges_suite());
 }

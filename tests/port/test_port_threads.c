@@ -18,6 +18,7 @@
 
 #include <check.h>
 
+#include "common/check_main.h"
 #include "port_fix.h"
 
 #define PRODUCERS 4
@@ -197,16 +198,10 @@ int main(void)
 {
 	Suite *s = suite_create("port_threads");
 	TCase *tc = tcase_create("threads");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_fifo_threads);
 	tcase_add_test(tc, test_pingpong_threads);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(s);
 }

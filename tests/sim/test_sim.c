@@ -16,6 +16,7 @@
 
 #include <tensorverbs/sim.h>
 
+#include "common/check_main.h"
 #include "sim_fix.h"
 
 /* ---- inline data ------------------------------------------------------------ */
@@ -2073,11 +2074,5 @@ static Suite *sim_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(sim_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(sim_suite());
 }

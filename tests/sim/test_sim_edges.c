@@ -19,6 +19,7 @@
 
 #include <tensorverbs/sim.h>
 
+#include "common/check_main.h"
 #include "common/wrap_alloc.h"
 #include "sim_fix.h"
 #include "sim_priv.h"
@@ -2178,11 +2179,5 @@ static Suite *sim_edges_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(sim_edges_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(sim_edges_suite());
 }

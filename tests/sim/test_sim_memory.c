@@ -13,6 +13,7 @@
 
 #include <tensorverbs/sim.h>
 
+#include "common/check_main.h"
 #include "sim_fix.h"
 
 #define ATOMIC_ACCESS                                                   \
@@ -661,11 +662,5 @@ static Suite *memory_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(memory_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(memory_suite());
 }

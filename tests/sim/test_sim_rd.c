@@ -17,6 +17,7 @@
 
 #include <tensorverbs/sim.h>
 
+#include "common/check_main.h"
 #include "sim_fix.h"
 
 #define ATOMIC_ACCESS                                                   \
@@ -956,11 +957,5 @@ static Suite *rd_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(rd_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(rd_suite());
 }

@@ -12,6 +12,7 @@
 
 #include <check.h>
 
+#include "common/check_main.h"
 #include "coord.h"
 
 #define NODES 3
@@ -116,14 +117,8 @@ int main(void)
 {
 	Suite *s = suite_create("coord");
 	TCase *tc = tcase_create("coord");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_allgather);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(s);
 }

@@ -18,6 +18,8 @@
 
 #include <tensorverbs/workload.h>
 
+#include "common/check_main.h"
+
 #define SEC 1000000000ull
 
 static struct sockaddr_storage addr0(void)
@@ -265,11 +267,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(suite());
 }

@@ -15,6 +15,7 @@
 #include <tensorverbs/testbed.h>
 #include <tensorverbs/workload.h>
 
+#include "common/check_main.h"
 #include "common/toy_wl.h"
 
 static const char basic[] =
@@ -373,12 +374,6 @@ static Suite *testbed_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(testbed_suite());
-	int failed;
-
 	json_object_seed(1);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(testbed_suite());
 }

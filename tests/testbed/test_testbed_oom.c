@@ -39,6 +39,7 @@
 #include <tensorverbs/testbed.h>
 #include <tensorverbs/workload.h>
 
+#include "common/check_main.h"
 #include "common/tb_files.h"
 #include "common/wrap_alloc.h"
 #include "tb_int.h"
@@ -1521,11 +1522,5 @@ static Suite *oom_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(oom_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(oom_suite());
 }

@@ -22,6 +22,7 @@
 #include <tensorverbs/testbed.h>
 #include <tensorverbs/workload.h>
 
+#include "common/check_main.h"
 #include "common/tb_files.h"
 #include "common/toy_wl.h"
 #include "le.h"
@@ -422,11 +423,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(suite());
 }

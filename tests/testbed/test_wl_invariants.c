@@ -18,6 +18,7 @@
 
 #include <tensorverbs/testbed.h>
 
+#include "common/check_main.h"
 #include "run_int.h"
 #include "workloads/gather/gw.h"
 #include "workloads/port/pt.h"
@@ -673,11 +674,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(suite());
 }

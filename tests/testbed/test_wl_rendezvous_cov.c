@@ -19,6 +19,7 @@
 #include <tensorverbs/testbed.h>
 #include <tensorverbs/workload.h>
 
+#include "common/check_main.h"
 #include "common/tb_files.h"
 #include "tb_int.h"
 #include "rv_check.h"
@@ -1689,8 +1690,6 @@ END_TEST
 int main(void)
 {
 	Suite *s = suite_create("wl_rendezvous_cov");
-	SRunner *sr;
-	int failed;
 
 	ADD(test_chk_two_in_flight);
 	ADD(test_chk_stray_ack);
@@ -1724,9 +1723,5 @@ int main(void)
 	ADD(test_crash_destroy_busy_twice);
 	ADD(test_teardown_destroy_busy);
 	ADD(test_scenario_num_elements);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(s);
 }

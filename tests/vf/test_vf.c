@@ -9,6 +9,8 @@
 
 #include <tensorverbs/vf.h>
 
+#include "common/check_main.h"
+
 START_TEST(stub_table_refuses_everything)
 {
 	struct tv_vf_device dev = { .ops = &tv_vf_stub_ops };
@@ -173,16 +175,10 @@ int main(void)
 {
 	Suite *s = suite_create("vf");
 	TCase *tc = tcase_create("facade");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, stub_table_refuses_everything);
 	tcase_add_test(tc, fill_stubs_and_connect_sequence);
 	tcase_add_test(tc, names);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tv_check_main(s);
 }
