@@ -429,6 +429,50 @@ bench_node_split() {
 }
 bench_node_split
 
+# A benchmark's peer killed (SIGKILL) while the figures are measured: the
+# surviving node stops within seconds, non-zero, saying what it lost, and
+# never hangs to its --timeout (on rxe a dead peer's RDMA never fails at
+# retry_cnt 7: port and gather see the peers' TCP connection close, rxe's
+# fetcher the rdma_cm disconnect).
+bench_peer_dies() { # NAME KIND WANT_RE ARGS...
+	local name=$1 kind=$2 want=$3 p0 p1 rc0=0 t0 k i
+	shift 3
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	port=$((port + 16))
+	local a0=$RXE_IP0:$port a1=$RXE_IP1:$((port + 1))
+	# Not under timeout(1): $! must be the node itself (SIGKILL to
+	# timeout would leave it running); the test kills it in any case.
+	RDMA_DEVICE=$RXE_DEV1 "$tv" bench "$kind" --node 1 \
+		--addr0 "$a0" --addr1 "$a1" --timeout 120 "$@" >"$work/$name.1.log" 2>&1 &
+	p1=$!
+	# Line-buffered: its first figure is in the log as soon as printed.
+	RDMA_DEVICE=$RXE_DEV0 timeout -k 5 "$tmo" stdbuf -oL "$tv" bench "$kind" --node 0 \
+		--addr0 "$a0" --addr1 "$a1" --timeout 120 "$@" >"$work/$name.0.log" 2>&1 &
+	p0=$!
+	# Killed once node 0 printed its first figure (measuring, connected),
+	# or after 30 s (still measuring its first configuration).
+	for ((i = 0; i < 300; i++)); do
+		grep -q "^bench-$kind " "$work/$name.0.log" && break
+		sleep 0.1
+	done
+	kill -9 "$p1" 2>/dev/null
+	wait "$p1" 2>/dev/null
+	t0=$SECONDS
+	wait "$p0" || rc0=$?
+	k=$((SECONDS - t0))
+	if [ "$rc0" != 0 ] && [ "$rc0" != 124 ] && [ "$k" -lt 60 ] &&
+		grep -qE "$want" "$work/$name.0.log"; then
+		result "$name" pass "(node 1 killed while measuring: node 0 exit $rc0 in $k s: $(grep -E "$want" "$work/$name.0.log" | head -1 | cut -c1-140))"
+	else
+		result "$name" fail "(first figure seen: $([ "$i" -lt 300 ] && echo yes || echo no); node 0 exit $rc0 in $k s)"
+		tail -n 12 "$work/$name.0.log"
+	fi
+}
+lost="node 1's coordinator connection closed \\(the process died\\?\\)"
+bench_peer_dies bench_peer_dies_port port "^bench port: node 0: $lost$" --sizes 65536,4194304 --bytes 1073741824 --lat-iters 100000
+bench_peer_dies bench_peer_dies_gather gather "^bench gather: [a-z0-9-]+: stopped: $lost$" --total 67108864 --batch 4096
+bench_peer_dies bench_peer_dies_rxe rxe "^bench rxe: fetch failed: UNAVAILABLE: node 1 \\([0-9.:]+\\) went away: RDMA_CM_EVENT_DISCONNECTED$" --sizes 65536,4194304 --bytes 1073741824 --lat-iters 100000
+
 # validate across two hosts: a rank per rxe device (what two hosts with a
 # device each run).  Scenario nodes alternate between the ranks, the
 # benchmarks run node 0 on rank 0 and node 1 on rank 1, perftest's server
