@@ -410,23 +410,22 @@ static bool all_done(const struct ph *h)
 }
 
 /*
- * Program prog's region of ours against the reference: the first byte
- * that differs in why, false when none does (-ENOMEM: true, said so).
+ * Program prog's region of ours against the reference: 1 and the first
+ * byte that differs in why, 0 when none does, -ENOMEM.
  */
-static bool region_differs(struct ph *h, uint32_t prog, char *why,
-			   size_t cap)
+static int region_differs(struct ph *h, uint32_t prog, char *why,
+			  size_t cap)
 {
 	const struct pt_program *p = &h->sc->progs[prog];
 	uint8_t *want = calloc(1, p->region_bytes[h->me] + 1);
 	const uint8_t *got = h->data + p->region_off[h->me];
 	uint64_t off, len;
-	bool bad = false;
+	int bad = 0;
 
 	if (!want || pt_final_region(h->sc, h->seed, prog, h->me, want, &off,
 				     &len)) {
 		free(want);
-		snprintf(why, cap, "final check: %s", strerror(ENOMEM));
-		return true;
+		return -ENOMEM;
 	}
 	for (uint64_t b = off; !bad && b < off + len; b++)
 		if (got[b] != want[b]) {
@@ -434,7 +433,7 @@ static bool region_differs(struct ph *h, uint32_t prog, char *why,
 				 "%u's byte %" PRIu64 " 0x%02x, the reference "
 				 "says 0x%02x", prog, pt_kind_name(p->kind),
 				 h->me, b, got[b], want[b]);
-			bad = true;
+			bad = 1;
 		}
 	free(want);
 	return bad;
@@ -454,12 +453,16 @@ void ph_check_final(struct ph *h)
 	if (!all_done(h))
 		return;
 	for (size_t t = 0; t < h->ntasks; t++) {
-		if (!region_differs(h, h->tasks[t].t->prog, why, sizeof(why)))
-			continue;
-		if (!strncmp(why, "final check: ", 13)) {
-			tv_tb_hw_fail(h->hw, TV_TB_FK_RUNNER, "%s", why);
+		int rc = region_differs(h, h->tasks[t].t->prog, why,
+					sizeof(why));
+
+		if (rc < 0) {
+			tv_tb_hw_fail(h->hw, TV_TB_FK_RUNNER, "final check: %s",
+				      strerror(-rc));
 			return;
 		}
+		if (!rc)
+			continue;
 		if (faults) {
 			h->final_bad++;
 			printf("node %u: %s (faults armed: node 0 judges it)\n",
