@@ -419,7 +419,7 @@ bench_node_split() {
 	t1=$(date +%s)
 	if [ "$rc0" = 0 ] && [ "$rc1" = 0 ] && bench_lines "$work/$name.0.log" bench-port 3 &&
 		! grep -q 'in flight' "$work/$name".[01].log &&
-		[ "$m0" != 0 ] && [ "$m1" != 0 ] && [ $((t1 - t0)) -lt 60 ] &&
+		[ "$m0" = 1 ] && [ "$m1" = 1 ] && [ $((t1 - t0)) -lt 60 ] &&
 		grep -q fingerprint "$work/$name.m0.log" "$work/$name.m1.log"; then
 		result "$name" pass "(port by hand: $(grep -c '^bench-port ' "$work/$name.0.log") figures; mismatched gathers stopped in $((t1 - t0)) s, exits $m0/$m1)"
 	else

@@ -281,7 +281,14 @@ static int run_config(struct gb *b, const struct gb_config *c)
 	cc.rows = b->o->rows;
 	tv_gather_range(&cc, 1, &first, &end);
 	tv_prng_init(&p, 42);
-	if (!ret && !here(b, 0)) {
+	if (ret) {
+		/* Said by engines_open; the other node must stop waiting. */
+		if (b->peers && ret != -ECANCELED)
+			tv_tb_peers_abort(b->peers, "its engine failed to start");
+		engines_close(b);
+		return ret;
+	}
+	if (!here(b, 0)) {
 		/* The server is passive: it waits for node 0's last gather. */
 		ret = tv_tb_peers_barrier(b->peers, "node 0's gathers");
 		if (ret)
@@ -312,7 +319,7 @@ static int run_config(struct gb *b, const struct gb_config *c)
 		fprintf(stderr, "bench gather: %s: stopped: %s\n", c->name,
 			tv_tb_peers_error(b->peers));
 		tv_gather_ctx_abort(b->ctx[0]); /* its READs land nowhere now */
-	} else if (ret && b->ctx[0]) {
+	} else if (ret) {
 		fprintf(stderr, "bench gather: %s: %s%s%s\n", c->name,
 			strerror(-ret), tv_gather_error(b->ctx[0])[0] ?
 			": " : "", tv_gather_error(b->ctx[0]));
