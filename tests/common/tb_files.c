@@ -1,9 +1,11 @@
 /* The testbed suites' files and texts (tb_files.h). */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tensorverbs/testbed.h>
 
@@ -129,9 +131,11 @@ void check_bad(const struct bad_sc *t, size_t n, const char *what)
 	}
 }
 
-struct tv_tb_run *run_scenario_text(const char *text, uint64_t seed,
-				    const char *breakage,
-				    struct tv_tb_scenario **sc_p)
+/* text loaded, run with seed and breakage; through ops when not NULL. */
+static struct tv_tb_run *run_text(const char *text, uint64_t seed,
+				  const char *breakage,
+				  const struct tv_tb_workload_ops *ops,
+				  struct tv_tb_scenario **sc_p)
 {
 	struct tv_tb_scenario *sc;
 	struct tv_tb_run_opts o;
@@ -140,12 +144,52 @@ struct tv_tb_run *run_scenario_text(const char *text, uint64_t seed,
 
 	ck_assert_msg(tv_tb_scenario_load_string(text, "cov", &sc, err) == 0,
 		      "%s", err);
+	if (ops) {
+		/* Its parsed data is the scenario's workload's: the same. */
+		ck_assert_ptr_eq(sc->ops, tv_tb_workload_find(ops->name));
+		sc->ops = ops;
+	}
 	tv_tb_run_opts_init(&o, sc);
 	o.seed = seed;
 	o.breakage = breakage;
 	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
 	*sc_p = sc;
 	return run;
+}
+
+struct tv_tb_run *run_scenario_text(const char *text, uint64_t seed,
+				    const char *breakage,
+				    struct tv_tb_scenario **sc_p)
+{
+	return run_text(text, seed, breakage, NULL, sc_p);
+}
+
+struct tv_tb_run *run_scenario_ops(const char *text, uint64_t seed,
+				   const struct tv_tb_workload_ops *ops,
+				   struct tv_tb_scenario **sc_p)
+{
+	return run_text(text, seed, NULL, ops, sc_p);
+}
+
+int stdout_to(const char *path)
+{
+	int saved, fd;
+
+	fflush(stdout);
+	saved = dup(1);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(saved, 0);
+	ck_assert_int_ge(fd, 0);
+	dup2(fd, 1);
+	close(fd);
+	return saved;
+}
+
+void stdout_back(int saved)
+{
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
 }
 
 void trace_text(const char *text, const char *name, uint64_t seed,

@@ -42,6 +42,16 @@ void check_bad(const struct bad_sc *t, size_t n, const char *what);
 struct tv_tb_run *run_scenario_text(const char *text, uint64_t seed,
 				    const char *breakage,
 				    struct tv_tb_scenario **sc_p);
+/* The same through ops (a copy of the scenario's workload, hooked). */
+struct tv_tb_run *run_scenario_ops(const char *text, uint64_t seed,
+				   const struct tv_tb_workload_ops *ops,
+				   struct tv_tb_scenario **sc_p);
+/*
+ * This process's stdout into path (created) until stdout_back(saved),
+ * saved being what stdout_to returned: for what a call prints.
+ */
+int stdout_to(const char *path);
+void stdout_back(int saved);
 /* text run with seed (and breakage) into a trace at tmpdir/name. */
 void trace_text(const char *text, const char *name, uint64_t seed,
 		const char *breakage, char *path, size_t cap);

@@ -1299,7 +1299,7 @@ START_TEST(test_run_verbose)
 	struct tv_tb_run_opts o;
 	struct tv_tb_run *run;
 	char err[TV_TB_ERR_MAX], path[128], *text;
-	int saved, fd;
+	int saved;
 
 	mk_tmpdir();
 	ck_assert_int_eq(tv_tb_scenario_load_string(
@@ -1308,16 +1308,9 @@ START_TEST(test_run_verbose)
 	tv_tb_run_opts_init(&o, sc);
 	o.verbose = true;
 	tmp_path(path, sizeof(path), "out.txt");
-	fflush(stdout);
-	saved = dup(1);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ck_assert_int_ge(fd, 0);
-	dup2(fd, 1);
-	close(fd);
+	saved = stdout_to(path);
 	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
-	fflush(stdout);
-	dup2(saved, 1);
-	close(saved);
+	stdout_back(saved);
 	text = read_all(path);
 	ck_assert_msg(strstr(text, "fault  vf/ack/drop hit 1 (node") != NULL,
 		      "%.400s", text);
@@ -1751,7 +1744,7 @@ START_TEST(test_run_crash_verbose)
 	struct tv_tb_run_opts o;
 	struct tv_tb_run *run;
 	char err[TV_TB_ERR_MAX], path[128], *text;
-	int saved, fd;
+	int saved;
 
 	mk_tmpdir();
 	ck_assert_int_eq(tv_tb_scenario_load_string(
@@ -1762,16 +1755,9 @@ START_TEST(test_run_crash_verbose)
 	tv_tb_run_opts_init(&o, sc);
 	o.verbose = true;
 	tmp_path(path, sizeof(path), "out.txt");
-	fflush(stdout);
-	saved = dup(1);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ck_assert_int_ge(fd, 0);
-	dup2(fd, 1);
-	close(fd);
+	saved = stdout_to(path);
 	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
-	fflush(stdout);
-	dup2(saved, 1);
-	close(saved);
+	stdout_back(saved);
 	text = read_all(path);
 	ck_assert_msg(strstr(text, " CRASH") != NULL, "%.600s", text);
 	ck_assert_msg(strstr(text, "(node down)") != NULL, "%.600s", text);

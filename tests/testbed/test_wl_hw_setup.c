@@ -372,35 +372,29 @@ static const struct tv_tb_workload_ops toy = {
 /* A workload without a hardware runner: serve skips it, saying so. */
 START_TEST(test_serve_skips_sim_only_workload)
 {
-	char path[] = "/tmp/tv-hwsetup-XXXXXX", out[] = "/tmp/tv-hwout-XXXXXX";
+	char path[128], out[128];
 	struct tv_tb_serve_opts o;
-	int fd = mkstemp(path), ofd = mkstemp(out), saved;
 	char *text;
+	int saved;
 
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_ge(ofd, 0);
+	mk_tmpdir();
 	if (!tv_tb_workload_find("toy-hw"))
 		ck_assert_int_eq(tv_tb_workload_register(&toy), 0);
-	dprintf(fd, "{\"workload\": \"toy-hw\", \"name\": \"t\", "
-		"\"nodes\": 2, \"ticks\": 1}");
-	close(fd);
+	tmp_path(path, sizeof(path), "toy.json");
+	tmp_path(out, sizeof(out), "out.txt");
+	write_file(path, "{\"workload\": \"toy-hw\", \"name\": \"t\", "
+		   "\"nodes\": 2, \"ticks\": 1}");
 	memset(&o, 0, sizeof(o));
 	o.scenario_path = path;
 	o.faults_node = -1;
-	fflush(stdout);
-	saved = dup(1);
-	dup2(ofd, 1);
+	saved = stdout_to(out);
 	ck_assert_int_eq(tv_tb_serve(&o), TV_TB_SERVE_SKIP);
-	fflush(stdout);
-	dup2(saved, 1);
-	close(saved);
-	close(ofd);
+	stdout_back(saved);
 	text = read_all(out);
 	ck_assert_str_eq(text, "SKIP: t: workload toy-hw runs on the "
 			 "simulator only\n");
 	free(text);
-	unlink(out);
-	unlink(path);
+	rm_tmpdir();
 }
 END_TEST
 

@@ -1149,24 +1149,11 @@ static void hook_teardown(struct tv_tb_run *run, void *st)
 static struct tv_tb_run *hook_run(const char *text, uint64_t seed,
 				  struct tv_tb_scenario **sc_p)
 {
-	struct tv_tb_scenario *sc;
-	struct tv_tb_run_opts o;
-	struct tv_tb_run *run;
-	char err[TV_TB_ERR_MAX];
-
-	ck_assert_msg(tv_tb_scenario_load_string(text, "cov", &sc, err) == 0,
-		      "%s", err);
-	ck_assert_ptr_eq(sc->ops, &tv_rendezvous_workload);
 	hook_ops = tv_rendezvous_workload;
 	hook_ops.setup = hook_setup;
 	hook_ops.node_crash = hook_crash;
 	hook_ops.teardown = hook_teardown;
-	sc->ops = &hook_ops;
-	tv_tb_run_opts_init(&o, sc);
-	o.seed = seed;
-	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
-	*sc_p = sc;
-	return run;
+	return run_scenario_ops(text, seed, &hook_ops, sc_p);
 }
 
 /* A host or device tensor of n floats on node's engine (one reference). */
