@@ -615,6 +615,7 @@ hw_fault hw_request_drop "$cached" 1 "vf/msg/drop/TENSOR_REQUEST:nth=2,count=1"
 # The QP moved to ERR with ibv_modify_qp before a post: work flushes.
 hw_fault hw_qp_error "$cached" 1 "vf/qp/error:nth=4,count=1"
 
+
 # fiu-ctrl(1) enables a point in a running process: one QP error, once.
 # Both processes record; the merged recording holds the firing (node 1,
 # its own hit number) and replay --sim fires it there again, with the
@@ -755,6 +756,34 @@ pair_verdict() {
 	fi
 }
 picked() { [ -n "$only" ] && [[ "$1" != $only ]] && return 1; return 0; }
+
+# The end of a run after a QP error at the sender's tensor write (validate's
+# fault_qp_error): the sender has nothing left and waits for the others; the
+# receiver re-requests after its reconnect and the sender serves it from
+# that wait.  The write's completion reaches the sender by the fabric, the
+# receiver's "done" by the coordinator's TCP: whichever comes first, the
+# sender must not end with the response live.  Polls that come back empty
+# (vf/cq/delay, half of them) widen the window: the old runner failed here
+# with "live_responses = 1 at the end".  Run several times (HW_END_RUNS).
+hw_end_after_qp_error() {
+	local name=hw_end_after_qp_error i bad=0 runs=${HW_END_RUNS:-8}
+	local out="$runs runs, both nodes passed each time"
+	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	for ((i = 1; i <= runs; i++)); do
+		pair_run "$name" "$repo/scenarios/basic_transfer.json" \
+			--faults "vf/qp/error:nth=3,count=1;vf/cq/delay:p=0.5,arg=2000000" \
+			--faults-node 0
+		if [ "${prc[0]}" != 0 ] || [ "${prc[1]}" != 0 ] ||
+			! has "$name" 1 "1/1 recvs done (1 ok" ||
+			[ "$(channel_errors "$name")" -lt 1 ]; then
+			bad=1
+			out="run $i of $runs failed"
+			break
+		fi
+	done
+	pair_verdict "$name" $bad "(vf/qp/error at node 0's write, half its polls empty: $out)"
+}
+hw_end_after_qp_error
 
 # --verbose: every event logged with its node and time.
 if picked serve_verbose; then

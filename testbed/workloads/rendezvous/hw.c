@@ -671,10 +671,27 @@ static void rv_hw_check_end(struct tv_tb_hw *hw, void *st,
 		check_all_nodes(r, all);
 }
 
+/*
+ * This node's recvs and writes, then every node's, then ours again.  A
+ * node whose channel was reset after we settled re-requests while we wait
+ * in the barrier, and we serve it from there: the response lives until our
+ * write completes, and that completion reaches us by the fabric while the
+ * receiver's "done" comes by the coordinator's TCP, in either order (rxe
+ * showed both: validate's fault_qp_error).  Past the barrier no recv is
+ * left anywhere, so nothing new is served; the peers wait in the testbed's
+ * final barrier, progressing, while our last completions arrive.
+ */
 static int rv_hw_finish(struct tv_tb_hw *hw, void *st)
 {
-	return tv_tb_hw_wait(hw, cond_local_done, st, 0,
-			     "this node's recvs and writes");
+	int ret = tv_tb_hw_wait(hw, cond_local_done, st, 0,
+				"this node's recvs and writes");
+
+	if (!ret)
+		ret = tv_tb_hw_barrier(hw, "every node's recvs to complete");
+	if (!ret)
+		ret = tv_tb_hw_wait(hw, cond_local_done, st, 0,
+				    "the writes served to late re-requests");
+	return ret;
 }
 
 static void rv_hw_quiesce(struct tv_tb_hw *hw, void *st)
