@@ -166,7 +166,9 @@ static int load(const struct run_args *a, struct tv_tb_scenario **sc_p)
 		rc = tv_tb_scenario_load_string(tv_tb_workload_default()->demo,
 						origin, sc_p, err);
 	if (rc) {
-		fprintf(stderr, "tensorverbs run: invalid scenario %s: %s\n",
+		/* Out of memory is not the file's fault (nor a usage error). */
+		fprintf(stderr, "tensorverbs run: %s %s: %s\n",
+			rc == -ENOMEM ? "loading scenario" : "invalid scenario",
 			a->file ? a->file : "(demo)", err);
 		return rc;
 	}
@@ -257,8 +259,9 @@ int cli_run(int argc, char **argv, const char *argv0)
 
 	if (rc)
 		return rc > 0 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-	if (load(&a, &sc))
-		return CLI_EXIT_USAGE;
+	rc = load(&a, &sc);
+	if (rc)
+		return rc == -ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
 	tv_tb_run_opts_init(&opts, sc);
 	if (a.has_seed)
 		opts.seed = a.seed;

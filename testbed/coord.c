@@ -56,14 +56,18 @@ static int peer_send(struct coord_peer *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	/*
+	 * A line not queued is lost for good (the protocol has no retry):
+	 * the run cannot go on, and coord_poll() says so from now on.
+	 */
 	if (n < 0 || (size_t)n >= sizeof(line))
-		return -EMSGSIZE;
+		return p->err = -EMSGSIZE;
 	if (p->out_len + (size_t)n > p->out_cap) {
 		size_t cap = (p->out_len + (size_t)n) * 2;
 		char *o = realloc(p->out, cap);
 
 		if (!o)
-			return -ENOMEM;
+			return p->err = -ENOMEM;
 		p->out = o;
 		p->out_cap = cap;
 	}
@@ -324,11 +328,15 @@ static void ag_root_line(struct coord *c, struct coord_peer *p, char *args,
 	uint32_t n = (uint32_t)(p - c->peers);
 	char *hex;
 	uint64_t seq = strtoull(args, &hex, 10);
+	int rc = 0;
 
 	if (n == 0 || n >= c->nodes || seq != c->ag_seq || c->ag_have[n] ||
-	    (!end && (*hex != ' ' || ag_append(c, n, hex + 1)))) {
-		coord_abort(c, "node 0: a malformed all-gather line from "
-			    "node %u", n);
+	    (!end && (*hex != ' ' || (rc = ag_append(c, n, hex + 1))))) {
+		if (rc == -ENOMEM)
+			p->err = rc; /* ours, not the sender's */
+		else
+			coord_abort(c, "node 0: a malformed all-gather line "
+				    "from node %u", n);
 		return;
 	}
 	if (end) {
@@ -342,10 +350,15 @@ static void ag_leaf_line(struct coord *c, char *args, int kind)
 	char *rest;
 	uint64_t seq = strtoull(args, &rest, 10);
 	unsigned long n = kind == 2 ? 0 : strtoul(rest, &rest, 10);
+	int rc = 0;
 
 	if (seq != c->ag_seq || n >= c->nodes ||
-	    (kind == 0 && (*rest != ' ' || ag_append(c, (uint32_t)n,
-						      rest + 1)))) {
+	    (kind == 0 && (*rest != ' ' ||
+			   (rc = ag_append(c, (uint32_t)n, rest + 1))))) {
+		if (rc == -ENOMEM) {
+			c->peers[0].err = rc; /* ours, not node 0's */
+			return;
+		}
 		c->aborted = true;
 		snprintf(c->abort_msg, sizeof(c->abort_msg), "a malformed "
 			 "all-gather line from node 0");
@@ -386,9 +399,14 @@ bool coord_ag_done(const struct coord *c)
 
 int coord_ag_take(struct coord *c, uint8_t ***blobs_p, size_t **lens_p)
 {
-	uint8_t **b = calloc(c->nodes, sizeof(*b));
-	size_t *l = calloc(c->nodes, sizeof(*l));
+	uint8_t **b;
+	size_t *l;
 
+	/* A piece lost here (-ENOMEM) would leave a blob short: not done. */
+	if (coord_error(c))
+		return coord_error(c);
+	b = calloc(c->nodes, sizeof(*b));
+	l = calloc(c->nodes, sizeof(*l));
 	if (!b || !l || !c->ag_done) {
 		free(b);
 		free(l);
@@ -425,7 +443,11 @@ static void root_line(struct coord *c, struct coord_peer *p, char *line)
 		p->bar_seq = strtoull(args, NULL, 10);
 		check_barrier(c);
 	} else if (!strncmp(line, "STATS ", 6)) {
-		if (on_stats(c, p, args))
+		int rc = on_stats(c, p, args);
+
+		if (rc == -ENOMEM)
+			p->err = rc; /* ours, not the sender's */
+		else if (rc)
 			coord_abort(c, "node 0: malformed STATS line from "
 				    "node %zu", (size_t)(p - c->peers));
 	} else if (!strncmp(line, "ABORT ", 6)) {
@@ -584,13 +606,23 @@ static int peer_io(struct coord *c, size_t idx, short revents)
 	return got;
 }
 
+int coord_error(const struct coord *c)
+{
+	for (size_t i = 0; i < c->npeers; i++)
+		if (c->peers[i].err)
+			return c->peers[i].err;
+	return 0;
+}
+
 int coord_poll(struct coord *c, uint64_t now_ns)
 {
 	struct pollfd pfd[c->npeers + 1];
 	size_t map[c->npeers + 1];
 	size_t n = 0;
-	int got = 0;
+	int got = coord_error(c);
 
+	if (got)
+		return got;
 	if (c->node == 0)
 		accept_all(c);
 	else

@@ -35,6 +35,7 @@ struct coord_peer {
 	size_t out_cap;
 	uint64_t bar_seq;       /* node 0: the last barrier it entered */
 	uint64_t *stats;        /* node 0: its STATS, or NULL */
+	int err;                /* a line lost here (-ENOMEM): sticky */
 };
 
 struct coord {
@@ -67,8 +68,13 @@ int coord_init(struct coord *c, uint32_t node, uint32_t nodes,
 	       const struct sockaddr *addr0, uint64_t fingerprint,
 	       size_t nstats, char *msg, size_t cap);
 void coord_fini(struct coord *c);
-/* Accept, connect, read, write: non-blocking.  Events handled, or < 0. */
+/*
+ * Accept, connect, read, write: non-blocking.  Events handled, or < 0:
+ * coord_error()'s, from the poll that lost a line on.
+ */
 int coord_poll(struct coord *c, uint64_t now_ns);
+/* A line this node could not queue or keep (-ENOMEM, -EMSGSIZE), or 0. */
+int coord_error(const struct coord *c);
 /*
  * What coord_poll() would act on, for a caller to sleep on: the listening
  * socket, every peer's (POLLOUT while output waits), and in *wake_ns_p when

@@ -404,8 +404,15 @@ int tv_tb_hw_step(struct tv_tb_hw *hw)
 		return -EIO;
 	}
 	got = n;
-	if (hw->co_ready)
-		got += coord_poll(&hw->co, tb_wall_ns());
+	if (hw->co_ready) {
+		n = coord_poll(&hw->co, tb_wall_ns());
+		if (n < 0) {
+			tv_tb_hw_fail(hw, TV_TB_FK_RUNNER, "coordinator: %s",
+				      strerror(-n));
+			return -EIO;
+		}
+		got += n;
+	}
 	if (!got)
 		hw_sleep(hw);
 	return 0;
@@ -615,7 +622,15 @@ static void check_end(struct tv_tb_hw *hw)
 	const uint64_t **all = NULL;
 	uint64_t fires[HW_FAULT_SLOTS] = { 0 };
 
-	if (hw->o->node == 0 && (all = calloc(nodes, sizeof(*all)))) {
+	if (hw->o->node == 0) {
+		/* Without it node 0 would pass a run nothing checked. */
+		all = calloc(nodes, sizeof(*all));
+		if (!all) {
+			tv_tb_hw_fail(hw, TV_TB_FK_RUNNER,
+				      "every node's statistics: %s",
+				      strerror(ENOMEM));
+			return;
+		}
 		for (uint32_t n = 0; n < nodes; n++) {
 			all[n] = coord_stats(&hw->co, n);
 			if (!all[n]) {
@@ -656,6 +671,10 @@ static int finish(struct tv_tb_hw *hw)
 	ret = coord_send_stats(&hw->co, report);
 	if (!ret)
 		ret = tv_tb_hw_barrier(hw, "the other nodes to finish");
+	/* The last lines came with the barrier's: one may have been lost. */
+	if (!ret && (ret = coord_error(&hw->co)))
+		tv_tb_hw_fail(hw, TV_TB_FK_RUNNER, "coordinator: %s",
+			      strerror(-ret));
 	if (!ret)
 		check_end(hw);
 out:
@@ -1008,10 +1027,13 @@ static int serve_load(const struct tv_tb_serve_opts *o,
 	json_t *plan;
 	int rc;
 
-	if (tv_tb_scenario_load_file(o->scenario_path, sc_p, err)) {
-		fprintf(stderr, "tensorverbs serve: invalid scenario %s: %s\n",
+	rc = tv_tb_scenario_load_file(o->scenario_path, sc_p, err);
+	if (rc) {
+		/* Out of memory is not the file's fault (nor a usage error). */
+		fprintf(stderr, "tensorverbs serve: %s %s: %s\n",
+			rc == -ENOMEM ? "loading scenario" : "invalid scenario",
 			o->scenario_path, err);
-		return TV_TB_SERVE_USAGE;
+		return rc == -ENOMEM ? TV_TB_SERVE_FAIL : TV_TB_SERVE_USAGE;
 	}
 	if (o->faults) {
 		rc = tv_tb_plan_from_text(o->faults, &plan, why, sizeof(why));
@@ -1094,7 +1116,8 @@ static int serve_node(const struct tv_tb_serve_opts *o, bool gather,
 	}
 	hw = calloc(1, sizeof(*hw));
 	if (!hw) {
-		fprintf(stderr, "tensorverbs serve: out of memory\n");
+		fprintf(stderr, "tensorverbs serve: node %u: %s\n", o->node,
+			strerror(ENOMEM));
 		tv_tb_scenario_free(sc);
 		return TV_TB_SERVE_FAIL;
 	}

@@ -420,26 +420,27 @@ int tv_tb_scenario_from_json(json_t *root, const char *origin,
 {
 	struct tv_ju jc = { .err = err, .err_len = TV_TB_ERR_MAX };
 	struct tv_tb_scenario *sc = calloc(1, sizeof(*sc));
-	int rc;
+	int rc = -ENOMEM;
 
 	err[0] = '\0';
 	if (!sc)
-		return -ENOMEM;
+		goto fail;
 	sc->json = json_incref(root);
 	sc->origin = strdup(origin);
-	rc = sc->origin ? parse_top(&jc, root, sc) : -ENOMEM;
-	if (rc) {
-		if (err[0] == '\0')
-			snprintf(err, TV_TB_ERR_MAX, "%s", strerror(-rc));
-		tv_tb_scenario_free(sc);
-		return rc;
+	if (sc->origin)
+		rc = parse_top(&jc, root, sc);
+	if (!rc && !sc->name && !(sc->name = strdup(origin)))
+		rc = -ENOMEM;
+	if (!rc) {
+		*sc_p = sc;
+		return 0;
 	}
-	if (!sc->name && !(sc->name = strdup(origin))) {
-		tv_tb_scenario_free(sc);
-		return -ENOMEM;
-	}
-	*sc_p = sc;
-	return 0;
+	tv_tb_scenario_free(sc);
+fail:
+	/* Every failure says why, out of memory too. */
+	if (err[0] == '\0')
+		snprintf(err, TV_TB_ERR_MAX, "%s", strerror(-rc));
+	return rc;
 }
 
 static int load_json(json_t *root, const json_error_t *jerr,

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,7 +90,29 @@ static void site_record(const void *site)
 	oom_sites[oom_nsites++] = site;
 }
 
+/*
+ * One thread at a time (the port runner's tasks and proxies allocate
+ * from their own threads under the rxe suite's sweep): the site set is
+ * not thread-safe and an armed site must fail once.  Acquire on taking,
+ * release on leaving: what one holder wrote the next one sees.
+ */
+static atomic_flag oom_lock = ATOMIC_FLAG_INIT;
+
+static bool oom_now_locked(const void *site);
+
 static bool oom_now(const void *site)
+{
+	bool fail;
+
+	while (atomic_flag_test_and_set_explicit(&oom_lock,
+						 memory_order_acquire))
+		;
+	fail = oom_now_locked(site);
+	atomic_flag_clear_explicit(&oom_lock, memory_order_release);
+	return fail;
+}
+
+static bool oom_now_locked(const void *site)
 {
 	if (oom_paused)
 		return false;

@@ -718,22 +718,31 @@ fiu_ctrl_test fail
 # ---- every workload's hardware runner off its usual path ------------------------
 # pair_run NAME FILE ARGS...: every node of FILE with ARGS; exits in prc[j],
 # logs in $work/NAME.J.log, the wall time in psecs.
-pair_run() {
-	local name=$1 file=$2 n j cl t0 pids=()
-	shift 2
+# pair_start NAME FILE TMO [ARGS...]: one serve per node of FILE in the
+# background (pids[]); node $oom_node, if set, runs tensorverbs-oom with
+# $oom_var in its environment (the allocation sweep below).
+pair_start() {
+	local name=$1 file=$2 t=$3 n j cl bin
+	shift 3
 	n=$(jq -r .nodes "$file")
 	port=$((port + 16))
 	cl=$(cluster "$n" "$port")
-	prc=()
-	t0=$SECONDS
+	pids=()
 	for ((j = n - 1; j >= 0; j--)); do
-		RDMA_DEVICE=$(dev_of "$j") timeout -k 5 $((tmo + 20)) \
-			"$tv" serve "$file" --node "$j" --cluster "$cl" \
-			--timeout "$tmo" --ack-timeout-ms 2000 "$@" \
+		bin=$tv
+		[ "$j" = "${oom_node:-}" ] && bin="env $oom_var $oom_bin"
+		RDMA_DEVICE=$(dev_of "$j") timeout -k 5 $((t + 20)) \
+			$bin serve "$file" --node "$j" --cluster "$cl" \
+			--timeout "$t" --ack-timeout-ms 2000 "$@" \
 			>"$work/$name.$j.log" 2>&1 &
 		pids[j]=$!
 	done
-	for ((j = 0; j < n; j++)); do
+}
+pair_run() {
+	local j t0=$SECONDS
+	pair_start "$1" "$2" "$tmo" "${@:3}"
+	prc=()
+	for ((j = 0; j < ${#pids[@]}; j++)); do
 		prc[j]=0
 		wait "${pids[j]}" || prc[j]=$?
 	done
@@ -908,6 +917,116 @@ done
 # verdict code is shared): each negative scenario of ctest's makes node 1
 # fail with the message its simulator run prints; deadline is
 # simulator-only (skipped).
+# Allocation failures on real verbs (tensorverbs-oom, tests/rxe/oom_ctl.c):
+# node K's sites are recorded in a clean run, those in the code only real
+# verbs run are kept (the hardware runner, coordinator, peers, the
+# workloads' hw and bench files, the backends: the unit suite's site sweep
+# covers the rest), and the first allocation of each is failed in turn,
+# one pair run each.  Every run must end by itself (no signal, no
+# timeout), both nodes with 0 (absorbed), 1 (failed) or, for node K only,
+# 2 (refused before it ran); node K failing must say why ("Cannot
+# allocate memory"), and a site that was reached must have failed.
+# ~100 runs: only with TV_RXE_OOM=1 (ci/rxe-coverage.sh, where the runs
+# also count for coverage; it fails CI when one of these fails).
+oom_bin=${TV_OOM_BIN:-$(dirname "$tv")/tensorverbs-oom}
+oom_hw_re='/(testbed/(hw[^/]*|coord|peers|mpi[^/]*)|testbed/workloads/[a-z]+/(hw[^/]*|bench[^/]*)|backends/[^/]+/[^/]+)\.c:'
+oom_pair() { # NAME FILE K VAR=VALUE [ARGS...]: prc[], node K under tensorverbs-oom
+	local name=$1 file=$2 k=$3 i j
+	oom_node=$k oom_var=$4
+	pair_start "$name" "$file" 20 "${@:5}"
+	oom_node=
+	prc=()
+	prc[k]=0
+	wait "${pids[k]}" || prc[k]=$?
+	# A peer that node K left before the coordinator was up waits for it
+	# to join until --timeout, as it should (a late node): 1 s, then
+	# stopped (exit "stopped"; a peer told by the coordinator ends in
+	# well under a second, and the sweep's time is in its sites).
+	for ((j = 0; j < ${#pids[@]}; j++)); do
+		[ "$j" = "$k" ] && continue
+		for ((i = 0; i < 10; i++)); do
+			kill -0 "${pids[j]}" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "${pids[j]}" 2>/dev/null; then
+			kill -TERM "${pids[j]}" 2>/dev/null
+			wait "${pids[j]}"
+			prc[j]=stopped
+			oom_stopped=$((oom_stopped + 1))
+		else
+			prc[j]=0
+			wait "${pids[j]}" || prc[j]=$?
+		fi
+	done
+}
+# oom_verdict NAME K SITE: "" if the run of SITE is right, else why.
+oom_verdict() {
+	local name=$1 k=$2 site=$3 j
+	for j in "${!prc[@]}"; do
+		case "${prc[j]}" in
+		0 | 1) ;;
+		stopped) [ "$j" != "$k" ] || { echo "node $k stopped"; return; } ;;
+		2) [ "$j" = "$k" ] || { echo "node $j exit 2"; return; } ;;
+		*) echo "node $j exit ${prc[j]} (signal or timeout)"; return ;;
+		esac
+	done
+	if has "$name" "$k" "oom: site $site never reached"; then
+		return
+	fi
+	has "$name" "$k" "oom: site $site failed" ||
+		{ echo "node $k did not say whether the site failed"; return; }
+	if [ "${prc[k]}" != 0 ] && ! has "$name" "$k" "Cannot allocate memory"; then
+		echo "node $k exit ${prc[k]} without saying it ran out of memory"
+	fi
+}
+oom_sweep() { # NAME FILE K [ARGS...]
+	local name=$1 file=$2 k=$3 sites=() where=() i bad=() fired=0 why t0=$SECONDS
+	shift 3
+	oom_stopped=0
+	picked "$name" || return 0
+	if [ "${TV_RXE_OOM:-0}" != 1 ]; then
+		result "$name" skip "(runs in CI's coverage stage: ci/rxe-coverage.sh sets TV_RXE_OOM=1 and fails on its failure)"
+		return
+	fi
+	[ -x "$oom_bin" ] || { result "$name" fail "($oom_bin not built: ci/build-cli.sh builds it)"; return; }
+	oom_pair "$name" "$file" "$k" "TV_OOM_RECORD=$work/$name.sites" "$@"
+	if [[ "${prc[*]}" =~ [1-9] ]] || [ ! -s "$work/$name.sites" ]; then
+		pair_verdict "$name" 1 "the clean recording run failed"
+		return
+	fi
+	# Each return address minus one: the call's line, not the next one's.
+	# (No process substitution: the VM has no /dev/fd.)
+	addr2line -e "$oom_bin" $(while read -r off; do printf '0x%x ' $((off - 1)); done \
+		<"$work/$name.sites") | paste -d ' ' "$work/$name.sites" - |
+		grep -E "$oom_hw_re" | sed 's| .*/\([^/]*/[^/]*\.c:\)| \1|' >"$work/$name.hw"
+	while read -r off loc; do
+		sites+=("$off")
+		where+=("$loc")
+	done <"$work/$name.hw"
+	[ ${#sites[@]} -gt 0 ] || { pair_verdict "$name" 1 "no hardware-only allocation site recorded"; return; }
+	for ((i = 0; i < ${#sites[@]}; i++)); do
+		oom_pair "$name" "$file" "$k" "TV_OOM_SITE=${sites[i]}" "$@"
+		has "$name" "$k" "oom: site ${sites[i]} failed" && fired=$((fired + 1))
+		why=$(oom_verdict "$name" "$k" "${sites[i]}")
+		if [ -n "$why" ]; then
+			bad+=("${where[i]} (${sites[i]}): $why")
+			cp "$work/$name.$k.log" "$work/$name.site${sites[i]}.log"
+		fi
+	done
+	if [ ${#bad[@]} = 0 ]; then
+		result "$name" pass "(node $k: ${#sites[@]} hardware-only allocation sites of $(wc -l <"$work/$name.sites"), $fired failed, every run ended by itself and said why; $oom_stopped waiting peers stopped after 1 s, $((SECONDS - t0)) s)"
+	else
+		result "$name" fail "(node $k: ${#bad[@]} of ${#sites[@]} sites wrong)"
+		printf '  %s\n' "${bad[@]}" | head -20
+	fi
+}
+oom_sweep oom_rendezvous_0 "$repo/scenarios/basic_transfer.json" 0
+oom_sweep oom_rendezvous_1 "$repo/scenarios/basic_transfer.json" 1
+oom_sweep oom_port_0 "$repo/scenarios/port/ping_pong.json" 0
+oom_sweep oom_port_1 "$repo/scenarios/port/ping_pong.json" 1
+oom_sweep oom_gather_0 "$repo/scenarios/gather/direct_single_qp.json" 0
+oom_sweep oom_gather_1 "$repo/scenarios/gather/direct_single_qp.json" 1
+
 hw_negative() { # NAME WANT_ON_NODE_1_OR_0 NODE
 	local name=hw_negative_$1 f=$repo/tests/scenarios/negative/$1.json ok=1
 	picked "$name" || return 0

@@ -1,7 +1,9 @@
 /*
  * The coordinator of `tensorverbs serve` (testbed/coord.c) in one
  * process on loopback: three nodes join, pass barriers, and all-gather
- * blobs (empty, small, larger than a line), and a malformed line aborts.
+ * blobs (empty, small, larger than a line), and a malformed line aborts;
+ * node 0 running out of memory for a peer's statistics fails its own run,
+ * not the peer's name.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <check.h>
 
 #include "common/check_main.h"
+#include "common/wrap_alloc.h"
 #include "coord.h"
 
 #define NODES 3
@@ -113,12 +116,46 @@ START_TEST(test_allgather)
 }
 END_TEST
 
+/*
+ * Node 0 cannot keep node 1's STATS (its calloc fails): the line is lost
+ * for good, so every later poll says -ENOMEM, and nobody blames node 1
+ * for a malformed line (it once said "node 1 sent no statistics").
+ */
+START_TEST(test_stats_no_memory)
+{
+	struct coord c[NODES];
+	uint64_t v = 7;
+	uint64_t t0 = mono_ns();
+	int rc;
+
+	coords_init(c, (uint16_t)(49000 + (getpid() % 4000)));
+	poll_all(c, all_joined);
+	ck_assert_int_eq(coord_send_stats(&c[1], &v), 0);
+	while (coord_poll(&c[1], mono_ns()) > 0)
+		;
+	oom_arm(0);
+	do
+		rc = coord_poll(&c[0], mono_ns());
+	while (rc >= 0 && mono_ns() - t0 < 5000000000ull);
+	ck_assert(oom_disarm());
+	ck_assert_int_eq(rc, -ENOMEM);
+	ck_assert_int_eq(coord_poll(&c[0], mono_ns()), -ENOMEM);
+	ck_assert_int_eq(coord_error(&c[0]), -ENOMEM);
+	ck_assert_int_eq(coord_error(&c[1]), 0);
+	ck_assert(!c[0].aborted);
+	ck_assert_ptr_null(coord_stats(&c[0], 1));
+	for (uint32_t n = 0; n < NODES; n++)
+		coord_fini(&c[n]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("coord");
 	TCase *tc = tcase_create("coord");
 
 	tcase_add_test(tc, test_allgather);
+	tcase_add_test(tc, test_stats_no_memory);
 	suite_add_tcase(s, tc);
 	return tv_check_main(s);
 }
