@@ -930,10 +930,30 @@ done
 # also count for coverage; it fails CI when one of these fails).
 oom_bin=${TV_OOM_BIN:-$(dirname "$tv")/tensorverbs-oom}
 oom_hw_re='/(testbed/(hw[^/]*|coord|peers|mpi[^/]*)|testbed/workloads/[a-z]+/(hw[^/]*|bench[^/]*)|backends/[^/]+/[^/]+)\.c:'
-oom_pair() { # NAME FILE K VAR=VALUE [ARGS...]: prc[], node K under tensorverbs-oom
-	local name=$1 file=$2 k=$3 i j
-	oom_node=$k oom_var=$4
-	pair_start "$name" "$file" 20 "${@:5}"
+# oom_serve FILE NAME, oom_bench KIND NAME: start both nodes (pids[]).
+oom_serve() { pair_start "$2" "$1" 20; }
+oom_bench() {
+	local kind=$1 name=$2 j bin a0 a1 args
+	port=$((port + 16))
+	a0=$RXE_IP0:$port a1=$RXE_IP1:$((port + 1))
+	case $kind in
+	gather) args=(--total 4096 --batch 1024) ;;
+	*) args=(--sizes 65536 --bytes 1048576 --lat-iters 50) ;;
+	esac
+	pids=()
+	for j in 1 0; do
+		bin=$tv
+		[ "$j" = "${oom_node:-}" ] && bin="env $oom_var $oom_bin"
+		RDMA_DEVICE=$(dev_of "$j") timeout -k 5 40 $bin bench "$kind" \
+			--node "$j" --addr0 "$a0" --addr1 "$a1" --timeout 20 \
+			"${args[@]}" >"$work/$name.$j.log" 2>&1 &
+		pids[j]=$!
+	done
+}
+oom_pair() { # NAME K VAR=VALUE LAUNCH...: prc[], node K under tensorverbs-oom
+	local name=$1 k=$2 i j
+	oom_node=$k oom_var=$3
+	"${@:4}" "$name"
 	oom_node=
 	prc=()
 	prc[k]=0
@@ -979,9 +999,9 @@ oom_verdict() {
 		echo "node $k exit ${prc[k]} without saying it ran out of memory"
 	fi
 }
-oom_sweep() { # NAME FILE K [ARGS...]
-	local name=$1 file=$2 k=$3 sites=() where=() i bad=() fired=0 why t0=$SECONDS
-	shift 3
+oom_sweep() { # NAME K LAUNCH...
+	local name=$1 k=$2 sites=() where=() i bad=() fired=0 why t0=$SECONDS
+	shift 2
 	oom_stopped=0
 	picked "$name" || return 0
 	if [ "${TV_RXE_OOM:-0}" != 1 ]; then
@@ -989,7 +1009,7 @@ oom_sweep() { # NAME FILE K [ARGS...]
 		return
 	fi
 	[ -x "$oom_bin" ] || { result "$name" fail "($oom_bin not built: ci/build-cli.sh builds it)"; return; }
-	oom_pair "$name" "$file" "$k" "TV_OOM_RECORD=$work/$name.sites" "$@"
+	oom_pair "$name" "$k" "TV_OOM_RECORD=$work/$name.sites" "$@"
 	if [[ "${prc[*]}" =~ [1-9] ]] || [ ! -s "$work/$name.sites" ]; then
 		pair_verdict "$name" 1 "the clean recording run failed"
 		return
@@ -1005,7 +1025,7 @@ oom_sweep() { # NAME FILE K [ARGS...]
 	done <"$work/$name.hw"
 	[ ${#sites[@]} -gt 0 ] || { pair_verdict "$name" 1 "no hardware-only allocation site recorded"; return; }
 	for ((i = 0; i < ${#sites[@]}; i++)); do
-		oom_pair "$name" "$file" "$k" "TV_OOM_SITE=${sites[i]}" "$@"
+		oom_pair "$name" "$k" "TV_OOM_SITE=${sites[i]}" "$@"
 		has "$name" "$k" "oom: site ${sites[i]} failed" && fired=$((fired + 1))
 		why=$(oom_verdict "$name" "$k" "${sites[i]}")
 		if [ -n "$why" ]; then
@@ -1020,12 +1040,14 @@ oom_sweep() { # NAME FILE K [ARGS...]
 		printf '  %s\n' "${bad[@]}" | head -20
 	fi
 }
-oom_sweep oom_rendezvous_0 "$repo/scenarios/basic_transfer.json" 0
-oom_sweep oom_rendezvous_1 "$repo/scenarios/basic_transfer.json" 1
-oom_sweep oom_port_0 "$repo/scenarios/port/ping_pong.json" 0
-oom_sweep oom_port_1 "$repo/scenarios/port/ping_pong.json" 1
-oom_sweep oom_gather_0 "$repo/scenarios/gather/direct_single_qp.json" 0
-oom_sweep oom_gather_1 "$repo/scenarios/gather/direct_single_qp.json" 1
+for k in 0 1; do
+	oom_sweep oom_rendezvous_$k $k oom_serve "$repo/scenarios/basic_transfer.json"
+	oom_sweep oom_port_$k $k oom_serve "$repo/scenarios/port/ping_pong.json"
+	oom_sweep oom_gather_$k $k oom_serve "$repo/scenarios/gather/direct_single_qp.json"
+	for b in rxe port gather; do
+		oom_sweep oom_bench_${b}_$k $k oom_bench $b
+	done
+done
 
 hw_negative() { # NAME WANT_ON_NODE_1_OR_0 NODE
 	local name=hw_negative_$1 f=$repo/tests/scenarios/negative/$1.json ok=1

@@ -487,6 +487,9 @@ int gw_bench_main(int argc, char **argv, const char *argv0)
 		return 2;
 	}
 	ret = bench_alloc(&b);
+	if (ret)
+		fprintf(stderr, "bench gather: the partitions and buffers: %s\n",
+			strerror(-ret));
 	if (!ret)
 		ret = open_devices(&b);
 	if (!ret && o.only >= 0)

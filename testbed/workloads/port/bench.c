@@ -877,8 +877,10 @@ int pt_bench_port_main(int argc, char **argv, const char *argv0)
 	if (parse_opts(&o, argc, argv))
 		return 2;
 	b = calloc(1, sizeof(*b));
-	if (!b)
+	if (!b) {
+		fprintf(stderr, "bench port: %s\n", strerror(ENOMEM));
 		return 1;
+	}
 	b->o = &o;
 	b->lat = calloc(o.lat_iters, sizeof(*b->lat));
 	b->floor_rtt = calloc(o.lat_iters + 100, sizeof(*b->floor_rtt));

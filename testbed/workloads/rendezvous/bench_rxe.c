@@ -466,7 +466,12 @@ static int bench_lat(struct br *b)
 	int ret;
 
 	tensor_name(si, name);
-	ret = lat ? fetch_run(b, si, name, 0, 10, 1) : -ENOMEM;
+	if (!lat) {
+		fprintf(stderr, "bench rxe: the latency table: %s\n",
+			strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	ret = fetch_run(b, si, name, 0, 10, 1);
 
 	for (uint32_t i = 0; !ret && i < n; i++) {
 		uint64_t t0 = now_ns();
@@ -592,6 +597,9 @@ static int parse_sizes(struct br_opts *o, const char *list)
 	char *copy = strdup(list), *save = NULL, *tok;
 	int ret = 0;
 
+	/* strtok_r(NULL, ...) would read the NULL save pointer. */
+	if (!copy)
+		return -ENOMEM;
 	o->nsizes = 0;
 	for (tok = strtok_r(copy, ",", &save); tok && !ret;
 	     tok = strtok_r(NULL, ",", &save)) {
@@ -604,7 +612,7 @@ static int parse_sizes(struct br_opts *o, const char *list)
 			o->sizes[o->nsizes++] = v;
 	}
 	free(copy);
-	return copy ? ret : -ENOMEM;
+	return ret;
 }
 
 static int parse_opts(struct br_opts *o, int argc, char **argv)
@@ -660,8 +668,17 @@ static int parse_opts(struct br_opts *o, int argc, char **argv)
 		if ((!strcmp(a, "--addr0") || !strcmp(a, "--addr1")) &&
 		    !tv_cm_parse_addr(val, &o->addr[a[6] - '0']))
 			continue;
-		if (!strcmp(a, "--sizes") && !parse_sizes(o, val))
-			continue;
+		if (!strcmp(a, "--sizes")) {
+			int r = parse_sizes(o, val);
+
+			if (!r)
+				continue;
+			if (r == -ENOMEM) {
+				fprintf(stderr, "bench rxe: --sizes: %s\n",
+					strerror(ENOMEM));
+				return r;
+			}
+		}
 		if (!strcmp(a, "--record") && val[0]) {
 			o->record = val;
 			continue;
