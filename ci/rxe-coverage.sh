@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 
 bash ci/install-deps.sh python3 librdmacm-dev libibverbs-dev rdma-core ibverbs-providers \
 	fiu-utils qemu-system-x86 xz-utils cpio kmod busybox-static iproute2 jq bc \
-	libxml2-utils lcov
+	libxml2-utils lcov binutils
 build=$PWD/${BUILD_DIR:-build-rxe-cov}
 out=$build/out
 bash ci/build-cli.sh "$build" Debug -DTV_COVERAGE=ON

@@ -392,19 +392,24 @@ int coord_ag_start(struct coord *c, const void *mine, size_t len)
 				     c->ag_seq);
 }
 
+/*
+ * Not done while a line is lost (coord_error()): the caller's next poll
+ * says why, where a blob short of a piece or statistics never kept would
+ * otherwise pass for the peer's.
+ */
 bool coord_ag_done(const struct coord *c)
 {
-	return c->ag_done;
+	return c->ag_done && !coord_error(c);
 }
 
 int coord_ag_take(struct coord *c, uint8_t ***blobs_p, size_t **lens_p)
 {
+	int err = coord_error(c);
 	uint8_t **b;
 	size_t *l;
 
-	/* A piece lost here (-ENOMEM) would leave a blob short: not done. */
-	if (coord_error(c))
-		return coord_error(c);
+	if (err)
+		return err; /* a blob may be short of a piece */
 	b = calloc(c->nodes, sizeof(*b));
 	l = calloc(c->nodes, sizeof(*l));
 	if (!b || !l || !c->ag_done) {
@@ -682,7 +687,7 @@ int coord_barrier_enter(struct coord *c, uint64_t seq)
 
 bool coord_barrier_done(const struct coord *c, uint64_t seq)
 {
-	return c->bar_done >= seq;
+	return c->bar_done >= seq && !coord_error(c); /* as coord_ag_done() */
 }
 
 int coord_send_stats(struct coord *c, const uint64_t *v)

@@ -615,7 +615,6 @@ hw_fault hw_request_drop "$cached" 1 "vf/msg/drop/TENSOR_REQUEST:nth=2,count=1"
 # The QP moved to ERR with ibv_modify_qp before a post: work flushes.
 hw_fault hw_qp_error "$cached" 1 "vf/qp/error:nth=4,count=1"
 
-
 # fiu-ctrl(1) enables a point in a running process: one QP error, once.
 # Both processes record; the merged recording holds the firing (node 1,
 # its own hit number) and replay --sim fires it there again, with the
@@ -721,18 +720,23 @@ fiu_ctrl_test fail
 # pair_start NAME FILE TMO [ARGS...]: one serve per node of FILE in the
 # background (pids[]); node $oom_node, if set, runs tensorverbs-oom with
 # $oom_var in its environment (the allocation sweep below).
+node_bin() { # J: the command node J runs
+	if [ "$1" = "${oom_node:-}" ]; then
+		echo "env $oom_var $oom_bin"
+	else
+		echo "$tv"
+	fi
+}
 pair_start() {
-	local name=$1 file=$2 t=$3 n j cl bin
+	local name=$1 file=$2 t=$3 n j cl
 	shift 3
 	n=$(jq -r .nodes "$file")
 	port=$((port + 16))
 	cl=$(cluster "$n" "$port")
 	pids=()
 	for ((j = n - 1; j >= 0; j--)); do
-		bin=$tv
-		[ "$j" = "${oom_node:-}" ] && bin="env $oom_var $oom_bin"
 		RDMA_DEVICE=$(dev_of "$j") timeout -k 5 $((t + 20)) \
-			$bin serve "$file" --node "$j" --cluster "$cl" \
+			$(node_bin "$j") serve "$file" --node "$j" --cluster "$cl" \
 			--timeout "$t" --ack-timeout-ms 2000 "$@" \
 			>"$work/$name.$j.log" 2>&1 &
 		pids[j]=$!
@@ -913,10 +917,6 @@ for v in off on; do
 	pair_verdict "$name" $ok "(one bit flipped in node 0's write; node 1 fails: '$want')"
 done
 
-# The receive's verdicts on real verbs, in the simulator's words (the
-# verdict code is shared): each negative scenario of ctest's makes node 1
-# fail with the message its simulator run prints; deadline is
-# simulator-only (skipped).
 # Allocation failures on real verbs (tensorverbs-oom, tests/rxe/oom_ctl.c):
 # node K's sites are recorded in a clean run, those in the code only real
 # verbs run are kept (the hardware runner, coordinator, peers, the
@@ -926,14 +926,14 @@ done
 # timeout), both nodes with 0 (absorbed), 1 (failed) or, for node K only,
 # 2 (refused before it ran); node K failing must say why ("Cannot
 # allocate memory"), and a site that was reached must have failed.
-# ~100 runs: only with TV_RXE_OOM=1 (ci/rxe-coverage.sh, where the runs
+# ~190 runs: only with TV_RXE_OOM=1 (ci/rxe-coverage.sh, where the runs
 # also count for coverage; it fails CI when one of these fails).
 oom_bin=${TV_OOM_BIN:-$(dirname "$tv")/tensorverbs-oom}
 oom_hw_re='/(testbed/(hw[^/]*|coord|peers|mpi[^/]*)|testbed/workloads/[a-z]+/(hw[^/]*|bench[^/]*)|backends/[^/]+/[^/]+)\.c:'
 # oom_serve FILE NAME, oom_bench KIND NAME: start both nodes (pids[]).
 oom_serve() { pair_start "$2" "$1" 20; }
 oom_bench() {
-	local kind=$1 name=$2 j bin a0 a1 args
+	local kind=$1 name=$2 j a0 a1 args
 	port=$((port + 16))
 	a0=$RXE_IP0:$port a1=$RXE_IP1:$((port + 1))
 	case $kind in
@@ -942,9 +942,7 @@ oom_bench() {
 	esac
 	pids=()
 	for j in 1 0; do
-		bin=$tv
-		[ "$j" = "${oom_node:-}" ] && bin="env $oom_var $oom_bin"
-		RDMA_DEVICE=$(dev_of "$j") timeout -k 5 40 $bin bench "$kind" \
+		RDMA_DEVICE=$(dev_of "$j") timeout -k 5 40 $(node_bin "$j") bench "$kind" \
 			--node "$j" --addr0 "$a0" --addr1 "$a1" --timeout 20 \
 			"${args[@]}" >"$work/$name.$j.log" 2>&1 &
 		pids[j]=$!
@@ -1049,6 +1047,10 @@ for k in 0 1; do
 	done
 done
 
+# The receive's verdicts on real verbs, in the simulator's words (the
+# verdict code is shared): each negative scenario of ctest's makes node 1
+# fail with the message its simulator run prints; deadline is
+# simulator-only (skipped).
 hw_negative() { # NAME WANT_ON_NODE_1_OR_0 NODE
 	local name=hw_negative_$1 f=$repo/tests/scenarios/negative/$1.json ok=1
 	picked "$name" || return 0

@@ -745,7 +745,6 @@ struct trace_ctx {
 	struct tv_tb_result res;
 };
 
-/* The digits after each key (a wall-clock time) made zeros. */
 /*
  * Every number after key becomes one "0": wall times differ from run to
  * run, in their digits and in how many (999999 ns against 1000000 ns
