@@ -99,9 +99,28 @@ static void parse_event(const struct show_trace *tr, json_t *obj,
 	}
 }
 
-static int push_event(struct show_trace *tr, size_t *cap, json_t *obj)
+/*
+ * A node a scenario cannot have is refused: the drawings give every node a
+ * lane, and a lying "node": 4000000000 would have them draw four billion.
+ */
+static int check_node(const struct tb_trace_reader *rd, json_t *obj,
+		      const char *key, char err[TB_TRACE_ERR_MAX])
+{
+	uint64_t v;
+
+	if (!get_u64(obj, key, &v) || v < TV_TB_MAX_NODES)
+		return 0;
+	snprintf(err, TB_TRACE_ERR_MAX,
+		 "%s:%" PRIu64 ": %s %" PRIu64 " out of range (a scenario has at most %d nodes)",
+		 rd->path, rd->line, key, v, TV_TB_MAX_NODES);
+	return -EINVAL;
+}
+
+static int push_event(struct show_trace *tr, const struct tb_trace_reader *rd,
+		      size_t *cap, json_t *obj, char err[TB_TRACE_ERR_MAX])
 {
 	struct tv_tb_show_event *e;
+	int rc;
 
 	if (tr->nev == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 1024;
@@ -113,6 +132,11 @@ static int push_event(struct show_trace *tr, size_t *cap, json_t *obj)
 		*cap = ncap;
 	}
 	e = &tr->ev[tr->nev];
+	rc = check_node(rd, obj, "node", err);
+	if (!rc)
+		rc = check_node(rd, obj, "peer", err);
+	if (rc)
+		return rc;
 	parse_event(tr, obj, e);
 	/* Posted receives are most of a trace and drawn by neither view. */
 	if (e->src == TV_TB_SHOW_SIM && !strcmp(e->kind, "POST_RECV"))
@@ -144,7 +168,7 @@ static int read_header(struct tb_trace_reader *rd, struct show_trace *tr,
 	tr->seed = h.seed;
 	get_str(h.scenario, "name", tr->scenario_name,
 		sizeof(tr->scenario_name));
-	if (get_u64(h.scenario, "nodes", &nodes) && nodes <= 4096)
+	if (get_u64(h.scenario, "nodes", &nodes) && nodes <= TV_TB_MAX_NODES)
 		tr->nodes = (uint32_t)nodes;
 	json_decref(hdr);
 	return 0;
@@ -165,7 +189,7 @@ static int read_trace(struct tb_trace_reader *rd, struct show_trace *tr,
 	}
 	while (!rc && !(rc = tb_trace_reader_next(rd, &obj, err))) {
 		if (tb_trace_is_event(obj)) {
-			rc = push_event(tr, &cap, obj);
+			rc = push_event(tr, rd, &cap, obj, err);
 		} else if (tb_trace_is_summary(obj)) {
 			get_str(obj, "result", tr->result, sizeof(tr->result));
 			/* Printed into SVG and JSON as is: only known words. */

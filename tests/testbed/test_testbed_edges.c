@@ -852,6 +852,35 @@ START_TEST(test_show_errors_and_ranges)
 	ck_assert_int_eq(tv_tb_show(path, &o, err, sizeof(err)), -EINVAL);
 	ck_assert_msg(strstr(err, "badline.jsonl:2") != NULL, "%s", err);
 
+	/*
+	 * A node no scenario can have: refused with its line, not drawn as
+	 * four billion lanes (the trace fuzzer's timeout).
+	 */
+	{
+		static const char *const ev[] = {
+			"{\"i\":1,\"src\":\"sim\",\"kind\":\"POST_SEND\",\"node\":4000000000}",
+			"{\"i\":1,\"src\":\"sim\",\"kind\":\"POST_SEND\",\"node\":0,\"peer\":\"0x100\"}",
+		};
+		static const char *const want[] = {
+			"badnode.jsonl:2: node 4000000000 out of range",
+			"badnode.jsonl:2: peer 256 out of range",
+		};
+		char *hdr = line_of(text, 0);
+
+		tmp_path(path, sizeof(path), "badnode.jsonl");
+		for (size_t k = 0; k < 2; k++) {
+			char *t2 = malloc(strlen(hdr) + strlen(ev[k]) + 4);
+
+			sprintf(t2, "%s\n%s\n", hdr, ev[k]);
+			write_file(path, t2);
+			free(t2);
+			ck_assert_int_eq(tv_tb_show(path, &o, err, sizeof(err)),
+					 -EINVAL);
+			ck_assert_msg(strstr(err, want[k]) != NULL, "%s", err);
+		}
+		free(hdr);
+	}
+
 	/* Unwritable outputs name themselves. */
 	o.svg_path = "/nonexistent/dir/t.svg";
 	ck_assert_int_lt(tv_tb_show(good, &o, err, sizeof(err)), 0);
