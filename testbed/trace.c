@@ -536,6 +536,7 @@ int tb_trace_header_parse(json_t *hdr, struct tb_trace_header *h_p,
 	json_t *file = json_object_get(hdr, "scenario_file");
 	json_t *bid = json_object_get(hdr, "build_id");
 	struct tb_trace_header h = { 0 };
+	const char *what;
 
 	if (!json_is_integer(fmt)) {
 		snprintf(err, TB_TRACE_ERR_MAX,
@@ -550,13 +551,17 @@ int tb_trace_header_parse(json_t *hdr, struct tb_trace_header *h_p,
 	}
 	h.scenario = json_object_get(hdr, "scenario");
 	h.plan = json_object_get(hdr, "plan");
-	if (header_seed(json_object_get(hdr, "seed"), &h.seed) ||
-	    !json_is_object(h.scenario) ||
-	    !(json_is_null(h.plan) || json_is_array(h.plan)) ||
-	    (file && !json_is_null(file) && !json_is_string(file)) ||
-	    !json_is_string(bid)) {
-		snprintf(err, TB_TRACE_ERR_MAX,
-			 "header needs \"seed\" (integer), \"scenario\" (object), \"plan\" (array or null), \"build_id\" (string)");
+	/* The first field that is wrong is named, with what it must be. */
+	what = header_seed(json_object_get(hdr, "seed"), &h.seed) ?
+		       "\"seed\" (an integer >= 0)" :
+	       !json_is_object(h.scenario) ? "\"scenario\" (an object)" :
+	       !json_is_null(h.plan) && !json_is_array(h.plan) ?
+		       "\"plan\" (an array or null)" :
+	       file && !json_is_null(file) && !json_is_string(file) ?
+		       "\"scenario_file\" (a string or null)" :
+	       !json_is_string(bid) ? "\"build_id\" (a string)" : NULL;
+	if (what) {
+		snprintf(err, TB_TRACE_ERR_MAX, "header needs %s", what);
 		return -EINVAL;
 	}
 	if (header_breakage(json_object_get(hdr, "test_breakage"),

@@ -804,6 +804,7 @@ static void hdr_seed_negative(json_t *h) { json_object_set_new(h, "seed", json_i
 static void hdr_breakage_number(json_t *h) { json_object_set_new(h, "test_breakage", json_integer(1)); }
 static void hdr_scenario_array(json_t *h) { json_object_set_new(h, "scenario", json_array()); }
 static void hdr_fmt_string(json_t *h) { json_object_set_new(h, "tensorverbs_trace", json_string("1")); }
+static void hdr_no_plan(json_t *h) { json_object_del(h, "plan"); }
 static void hdr_file_null(json_t *h) { json_object_set_new(h, "scenario_file", json_null()); }
 
 /* Headers that are almost headers, each refused saying what one needs. */
@@ -813,11 +814,12 @@ START_TEST(test_trace_header_fields)
 		void (*fn)(json_t *h);
 		const char *msg;
 	} bad[] = {
-		{ hdr_plan_object, "header needs \"seed\" (integer)" },
-		{ hdr_file_number, "header needs \"seed\" (integer)" },
-		{ hdr_no_build, "\"build_id\" (string)" },
-		{ hdr_seed_negative, "header needs \"seed\" (integer)" },
-		{ hdr_scenario_array, "\"scenario\" (object)" },
+		{ hdr_plan_object, "header needs \"plan\" (an array or null)" },
+		{ hdr_file_number, "header needs \"scenario_file\" (a string or null)" },
+		{ hdr_no_build, "header needs \"build_id\" (a string)" },
+		{ hdr_seed_negative, "header needs \"seed\" (an integer >= 0)" },
+		{ hdr_scenario_array, "header needs \"scenario\" (an object)" },
+		{ hdr_no_plan, "header needs \"plan\" (an array or null)" },
 		{ hdr_breakage_number, "header: unknown \"test_breakage\"" },
 		{ hdr_fmt_string, "line 1 is not a tensorverbs trace header" },
 	};

@@ -657,7 +657,7 @@ START_TEST(test_trace_malformed)
 	tmp_path(path, sizeof(path), "seedbad.jsonl");
 	write_file(path, hdr);
 	replay_expect(path, TV_TB_REPLAY_MALFORMED,
-		      "header needs \"seed\" (integer)");
+		      "header needs \"seed\" (an integer >= 0)");
 	free(hdr);
 	free(edited);
 	json_object_set_new(h, "seed", json_integer(3));

@@ -72,7 +72,7 @@ malformed)
 	sed '1s/"tensorverbs_trace":1/"tensorverbs_trace":99/' "$t" >"$work/v99.jsonl"
 	expect 2 "trace format 99" "$bin" replay "$work/v99.jsonl"
 	sed '1s/"plan":null/"plan":{"drop":1}/' "$t" >"$work/plan.jsonl"
-	expect 2 '"plan" \(array or null\)' "$bin" replay "$work/plan.jsonl"
+	expect 2 'header needs "plan" \(an array or null\)' "$bin" replay "$work/plan.jsonl"
 	sed '1s|"plan":null|"plan":[{"point":"vf/nope"}]|' "$t" >"$work/badplan.jsonl"
 	expect 2 "plan is invalid: unknown fault point 'vf/nope'" "$bin" replay "$work/badplan.jsonl"
 	expect 2 "No such file" "$bin" replay "$work/does_not_exist.jsonl"
