@@ -1,7 +1,8 @@
 /*
  * `tensorverbs faults`: the fault points this build knows (docs/faults.md),
- * one per line, with what a rule's arg means and whether the runner
- * expects transfers to survive the fault.
+ * one per line, with what a rule's arg means, whether the runner expects
+ * transfers to survive the fault, its workload and whether real verbs can
+ * inject it.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -15,8 +16,11 @@ static const char faults_usage[] =
 	"usage: tensorverbs faults\n"
 	"\n"
 	"Lists every fault point: its name (for plans: scenario \"faults\",\n"
-	"run --faults), whether a run must recover from it, what fires, and\n"
-	"what a rule's \"arg\" means.  See docs/faults.md.\n";
+	"run --faults), whether a run must recover from it, the workload it\n"
+	"belongs to (or any), whether real verbs can inject it (serve\n"
+	"--faults) or only the simulator, what fires, and what a rule's\n"
+	"\"arg\" means.  Columns are separated by two spaces or more.\n"
+	"See docs/faults.md.\n";
 
 int cli_faults(int argc, char **argv, const char *argv0)
 {
@@ -34,11 +38,14 @@ int cli_faults(int argc, char **argv, const char *argv0)
 	for (size_t i = 0; i < n; i++)
 		if (strlen(pts[i].name) > width)
 			width = strlen(pts[i].name);
-	printf("%-*s  %-13s  %s\n", (int)width, "POINT", "RUN MUST", "WHAT FIRES");
+	printf("%-*s  %-8s  %-10s  %-10s  %s\n", (int)width, "POINT",
+	       "RUN MUST", "WORKLOAD", "WHERE", "WHAT FIRES");
 	for (size_t i = 0; i < n; i++) {
-		printf("%-*s  %-13s  %s", (int)width, pts[i].name,
+		printf("%-*s  %-8s  %-10s  %-10s  %s", (int)width, pts[i].name,
 		       tv_tb_point_may_fail(pts[i].name) ? "may fail" :
 							       "recover",
+		       pts[i].workload ? pts[i].workload : "any",
+		       pts[i].sim_only ? "sim only" : "sim and hw",
 		       pts[i].description);
 		if (pts[i].arg)
 			printf("; arg: %s", pts[i].arg);
