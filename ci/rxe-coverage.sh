@@ -8,13 +8,13 @@
 # adds to the unit tests' figures (RXE_COVERAGE_INFO).
 #
 #   BUILD_DIR         (default build-rxe-cov)
-#   RXE_COV_TIMEOUT   the whole VM run, seconds (default 1500)
+#   RXE_COV_TIMEOUT   the whole VM run, seconds (default 2400)
 #   RXE_COV_ONLY      a tests/rxe/run.sh --only glob (default: every test)
 #
 # The suite's verdicts are not this script's: the rxe stage runs the same
 # tests on the optimised build and fails CI on a failure.  This one fails
-# when no coverage came back, and on the allocation sweep (oom_*), which
-# runs only here.
+# when no coverage came back, and on the allocation sweep (oom_*) and the
+# fault sweep (flt_*), which run only here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,8 +34,8 @@ cp scenarios/gather/two_servers.json "$out/vsc/gather/"
 only=()
 [ -z "${RXE_COV_ONLY:-}" ] || only=(--only "$RXE_COV_ONLY")
 set +e
-TV_RXE_OOM=1 TV_BIN=$build/cli/tensorverbs TV_RXE_OUT=$out bash ci/rxe/vm.sh --devices 2 \
-	--mem 2048 --timeout "${RXE_COV_TIMEOUT:-1500}" --share "$build" -- \
+TV_RXE_OOM=1 TV_RXE_FAULTS=1 TV_BIN=$build/cli/tensorverbs TV_RXE_OUT=$out bash ci/rxe/vm.sh --devices 2 \
+	--mem 2048 --timeout "${RXE_COV_TIMEOUT:-2400}" --share "$build" -- \
 	bash -c 'bash tests/rxe/run.sh "$@"; "$TV_BIN" validate --scenarios "$TV_RXE_OUT/vsc" --out "$TV_RXE_OUT/validate" >"$TV_RXE_OUT/validate.log" 2>&1; echo "rxe-coverage: validate exit $?"' \
 	_ "${only[@]}" >"$build/rxe-coverage.log" 2>&1
 rc=$?
@@ -50,16 +50,19 @@ lcov --quiet --config-file ci/lcovrc --extract "$build/rxe.info.all" \
 lcov --config-file ci/lcovrc --summary "$build/rxe.info" 2>&1 |
 	sed -n 's/^ *\(lines\|branches\)/rxe-coverage: the VM run alone: \1/p'
 [ -s "$build/rxe.info" ] || { echo "rxe-coverage: no coverage came back from the VM" >&2; exit 1; }
-# The allocation sweep runs only here (TV_RXE_OOM=1): its verdicts are this
-# script's.
-grep -E '^(PASS|FAIL|SKIP)  oom_' "$build/rxe-coverage.log" || true
-if grep -q '^FAIL  oom_' "$build/rxe-coverage.log"; then
-	grep -A20 '^FAIL  oom_' "$build/rxe-coverage.log" | grep '^  ' >&2 || true
-	echo "rxe-coverage: the allocation sweep failed (tests/rxe/run.sh oom_*)" >&2
-	exit 1
-fi
+# The sweeps run only here (TV_RXE_OOM=1: allocations, oom_*;
+# TV_RXE_FAULTS=1: fault points, flt_*): their verdicts are this script's.
 shopt -s extglob # RXE_COV_ONLY's @(a|b)
-if [ -z "${RXE_COV_ONLY:-}" ] || [[ "oom_rendezvous_0" == ${RXE_COV_ONLY} ]]; then
-	grep -q '^PASS  oom_rendezvous_0' "$build/rxe-coverage.log" ||
-		{ echo "rxe-coverage: the allocation sweep did not run" >&2; exit 1; }
-fi
+for sweep in "oom_:allocation:oom_rendezvous_0" "flt_:fault:flt_rendezvous_0"; do
+	IFS=: read -r pre what first <<<"$sweep"
+	grep -E "^(PASS|FAIL|SKIP)  $pre" "$build/rxe-coverage.log" || true
+	if grep -q "^FAIL  $pre" "$build/rxe-coverage.log"; then
+		grep -A20 "^FAIL  $pre" "$build/rxe-coverage.log" | grep '^  ' >&2 || true
+		echo "rxe-coverage: the $what sweep failed (tests/rxe/run.sh ${pre}*)" >&2
+		exit 1
+	fi
+	if [ -z "${RXE_COV_ONLY:-}" ] || [[ "$first" == ${RXE_COV_ONLY} ]]; then
+		grep -q "^PASS  $first" "$build/rxe-coverage.log" ||
+			{ echo "rxe-coverage: the $what sweep did not run" >&2; exit 1; }
+	fi
+done

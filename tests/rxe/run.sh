@@ -1047,6 +1047,85 @@ for k in 0 1; do
 	done
 done
 
+# The fault sweep: every point real verbs can inject into a workload
+# (`tensorverbs faults`, WHERE "sim and hw", its workload or any), armed
+# on node K for its 1st and its 3rd hit, once, in one pair run each.
+# Every run must end by itself (no signal, no timeout) with no broken
+# invariant; when the point fired, a "recover" point leaves both nodes
+# passing, a "may fail" point lets a node fail (exit 1) saying why (a
+# FAIL line).  ~120 runs: only with TV_RXE_FAULTS=1 (ci/rxe-coverage.sh,
+# where they also count for coverage; it fails CI when one fails).
+flt_verdict() { # NAME K MUST: "" if the run is right, else why
+	local name=$1 k=$2 must=$3 j f
+	for j in "${!prc[@]}"; do
+		case "${prc[j]}" in
+		0) ;;
+		1) has "$name" "$j" "FAIL: " || { echo "node $j exit 1 without a FAIL line"; return; } ;;
+		*) echo "node $j exit ${prc[j]} (usage, signal or timeout)"; return ;;
+		esac
+		if grep -q "invariant:" "$work/$name.$j.log"; then
+			echo "node $j: $(grep -m1 "invariant:" "$work/$name.$j.log" | cut -c1-200)"
+			return
+		fi
+	done
+	f=$(fired "$name" "$k")
+	if [ "$must" = recover ] && [ "${f:-0}" -ge 1 ] && [[ "${prc[*]}" =~ 1 ]]; then
+		echo "a recover point fired ${f}x and a node failed: $(grep -h -m1 "FAIL: " "$work/$name".[01].log | cut -c1-200)"
+	fi
+}
+flt_sweep() { # NAME WORKLOAD FILE K
+	local name=$1 wl=$2 file=$3 k=$4 pts=() musts=() i j nth why bad=() runs=0 fires=0 fails=0 t0=$SECONDS
+	picked "$name" || return 0
+	if [ "${TV_RXE_FAULTS:-0}" != 1 ]; then
+		result "$name" skip "(runs in CI's coverage stage: ci/rxe-coverage.sh sets TV_RXE_FAULTS=1 and fails on its failure)"
+		return
+	fi
+	# (No process substitution: the VM has no /dev/fd.)
+	"$tv" faults | awk -F'  +' -v w="$wl" 'NR > 1 && $4 == "sim and hw" &&
+		($3 == w || $3 == "any") { print $1 "|" $2 }' >"$work/$name.points"
+	while IFS='|' read -r pt must; do
+		pts+=("$pt")
+		musts+=("$must")
+	done <"$work/$name.points"
+	[ ${#pts[@]} -gt 0 ] || { result "$name" fail "(tensorverbs faults lists no point real verbs can inject into $wl)"; return; }
+	: >"$work/$name.runs"
+	for ((i = 0; i < ${#pts[@]}; i++)); do
+		for nth in 1 3; do
+			pair_start "$name" "$file" 30 --faults "${pts[i]}:nth=$nth,count=1" --faults-node "$k"
+			prc=()
+			for j in "${!pids[@]}"; do
+				prc[j]=0
+				wait "${pids[j]}" || prc[j]=$?
+			done
+			runs=$((runs + 1))
+			# One line a run: what fired, how each node ended, and why.
+			printf '%s:nth=%s (%s): fired %s, exits %s: %s\n' "${pts[i]}" "$nth" \
+				"${musts[i]}" "$(fired "$name" "$k")" "${prc[*]}" \
+				"$(grep -h -m1 'FAIL: ' "$work/$name".[01].log | head -n 1 | cut -c1-160)" >>"$work/$name.runs"
+			[ "$(fired "$name" "$k")" -ge 1 ] 2>/dev/null && fires=$((fires + 1))
+			[[ "${prc[*]}" =~ 1 ]] && fails=$((fails + 1))
+			why=$(flt_verdict "$name" "$k" "${musts[i]}")
+			if [ -n "$why" ]; then
+				bad+=("${pts[i]}:nth=$nth (${musts[i]}): $why")
+				for j in "${!prc[@]}"; do
+					cp "$work/$name.$j.log" "$work/$name.${pts[i]//\//_}.$nth.$j.log"
+				done
+			fi
+		done
+	done
+	if [ ${#bad[@]} = 0 ]; then
+		result "$name" pass "(node $k: ${#pts[@]} points x nth 1, 3: $runs runs, $fires fired, $fails with a node failing as its point allows; every run ended by itself, $((SECONDS - t0)) s)"
+	else
+		result "$name" fail "(node $k: ${#bad[@]} of $runs runs wrong)"
+		printf '  %s\n' "${bad[@]}" | head -20
+	fi
+}
+for k in 0 1; do
+	flt_sweep flt_rendezvous_$k rendezvous "$cached" $k
+	flt_sweep flt_port_$k port "$repo/scenarios/port/ping_pong.json" $k
+	flt_sweep flt_gather_$k gather "$repo/scenarios/gather/direct_single_qp.json" $k
+done
+
 # The receive's verdicts on real verbs, in the simulator's words (the
 # verdict code is shared): each negative scenario of ctest's makes node 1
 # fail with the message its simulator run prints; deadline is
