@@ -315,13 +315,20 @@ static void describe(const struct shrink *s, json_t *sc,
 static int write_min(json_t *sc, const char *out, const struct shrink *s,
 		     char *err, size_t cap)
 {
+	int e;
+
 	/* The seed goes in: `run MIN.json` alone reproduces it. */
-	if (json_object_set_new(sc, "seed", json_integer((json_int_t)s->seed)) ||
-	    json_dump_file(sc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER)) {
-		snprintf(err, cap, "cannot write %s", out);
-		return -EIO;
+	if (json_object_set_new(sc, "seed", json_integer((json_int_t)s->seed))) {
+		snprintf(err, cap, "%s", strerror(ENOMEM));
+		return -ENOMEM;
 	}
-	return 0;
+	errno = 0;
+	if (!json_dump_file(sc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
+		return 0;
+	/* jansson leaves errno from the write or the allocation that failed. */
+	e = errno ? errno : EIO;
+	snprintf(err, cap, "cannot write %s: %s", out, strerror(e));
+	return -e;
 }
 
 /* The original must fail, with the kind asked for if one was. */

@@ -5,7 +5,12 @@
  * functions the executable wraps, and a wrapper of one it does not wrap
  * is never called.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#endif
 #include <errno.h>
+#include <execinfo.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -325,4 +330,80 @@ void oom_resume(void)
 NOINLINE bool oom_take(void)
 {
 	return oom_now(SITE);
+}
+
+bool oom_site_fails(const void *site)
+{
+	return oom_now(site);
+}
+
+/* ---- jansson's allocations, by the call into jansson that made them ------- */
+
+static uintptr_t exe_lo, exe_hi;
+
+static int exe_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	/* The first object is the executable itself. */
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		exe_lo = info->dlpi_addr + ph->p_vaddr;
+		exe_hi = exe_lo + ph->p_memsz;
+		break;
+	}
+	return 1;
+}
+
+static bool in_exe(const void *p)
+{
+	return (uintptr_t)p >= exe_lo && (uintptr_t)p < exe_hi;
+}
+
+/*
+ * The return address of the executable's call into the shared library
+ * that allocates: the frames up from here are this file's (in the
+ * executable), then the library's (jansson), then the caller's.
+ */
+static NOINLINE const void *library_caller(void)
+{
+	void *f[48];
+	int n = backtrace(f, 48), i = 0;
+
+	while (i < n && in_exe(f[i]))
+		i++;
+	while (i < n && !in_exe(f[i]))
+		i++;
+	return i < n ? f[i] : NULL;
+}
+
+void *oom_library_malloc(size_t size)
+{
+	/* Site mode only: the countdown counts every allocation alike. */
+	if ((oom_recording || oom_site) && !oom_paused) {
+		const void *site = library_caller();
+
+		if (site && oom_now(site)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return __real_malloc(size);
+	}
+	if (oom_now(SITE)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_malloc(size);
+}
+
+void oom_library_init(void)
+{
+	void *f[2];
+
+	dl_iterate_phdr(exe_range, NULL);
+	/* backtrace() loads libgcc's unwinder on its first call: now. */
+	backtrace(f, 2);
 }

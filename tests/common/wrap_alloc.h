@@ -35,6 +35,21 @@ void oom_resume(void);
  * allocation by allocation: true, fail it.
  */
 bool oom_take(void);
+/*
+ * The same for a call another wrapper stands in for (tests/rxe/
+ * wrap_calls.c): site is the return address of its caller.
+ */
+bool oom_site_fails(const void *site);
+/*
+ * An allocator for a shared library's own allocations (jansson's:
+ * json_set_alloc_funcs(oom_library_malloc, free)): in site mode its site
+ * is the executable's call into the library, so that each json_pack,
+ * json_object_set_new ... of the code under test is a site of its own;
+ * otherwise it counts in the countdown like any allocation.
+ * oom_library_init() first (it finds the executable's code).
+ */
+void *oom_library_malloc(size_t size);
+void oom_library_init(void);
 
 /*
  * Site mode (the stride of a long sweep passes over sites that allocate

@@ -942,8 +942,11 @@ START_TEST(test_shrink_inputs)
 
 	/* The output cannot be written. */
 	tmp_path(in, sizeof(in), "ws.json");
-	shrink_fails(in, "/nonexistent/dir/min.json", &o, -EIO,
-		     "cannot write /nonexistent/dir/min.json");
+	shrink_fails(in, "/nonexistent/dir/min.json", &o, -ENOENT,
+		     "cannot write /nonexistent/dir/min.json: No such file or directory");
+	/* A full disk. */
+	shrink_fails(in, "/dev/full", &o, -ENOSPC,
+		     "cannot write /dev/full: No space left on device");
 
 	/* A scenario's own seed is the run's. */
 	tmp_path(in, sizeof(in), "seeded.json");

@@ -1471,8 +1471,9 @@ START_TEST(test_shrink_kinds_and_outputs)
 	/* It fails, the output cannot be written. */
 	o.has_kind = false;
 	ck_assert_int_eq(tv_tb_shrink(in, "/nonexistent/dir/min.json", &o,
-				      &rep, err, sizeof(err)), -EIO);
-	ck_assert_str_eq(err, "cannot write /nonexistent/dir/min.json");
+				      &rep, err, sizeof(err)), -ENOENT);
+	ck_assert_str_eq(err, "cannot write /nonexistent/dir/min.json: "
+			      "No such file or directory");
 	/* A trace as the input: its scenario, seed and plan. */
 	trace_text(wrong_shape, "ws.jsonl", 5, NULL, tr, sizeof(tr));
 	memset(&rep, 0, sizeof(rep));
