@@ -742,6 +742,12 @@ static void on_connect_request(struct tv_cm *cm, const struct cm_ev *ev)
 	if (ret) {
 		reject(ev->id, -ret, "node %u cannot set up its channel: %s",
 		       cm->cfg.node_id, strerror(-ret));
+		/*
+		 * The peer gives up on that rejection (on_rejected: fatal), so
+		 * no retry is coming: give up too, saying why, rather than
+		 * wait for it.
+		 */
+		conn_give_up(c, "cannot set up our channel: %s", strerror(-ret));
 		return;
 	}
 	/* Connected to the peer's QP: a retry needs a new one. */

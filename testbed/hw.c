@@ -113,6 +113,7 @@ int tv_tb_open_device_at(const struct sockaddr_storage *addr, uint32_t node,
 	int ret;
 
 	memset(d, 0, sizeof(*d));
+	msg[0] = '\0';
 	ret = tv_ibv_config_check_env(msg, cap, &env);
 	if (ret)
 		return ret;
@@ -126,6 +127,9 @@ int tv_tb_open_device_at(const struct sockaddr_storage *addr, uint32_t node,
 	if (!ret)
 		ret = tv_ibv_open(&cfg, msg, cap, &d->base);
 	if (ret) {
+		/* The backends say what they refused; a call that failed, errno. */
+		if (!msg[0])
+			snprintf(msg, cap, "%s", strerror(-ret));
 		tv_tb_hw_close_device(d, true);
 		return ret;
 	}
@@ -887,6 +891,9 @@ static int hw_run(struct tv_tb_hw *hw)
 		goto close;
 	}
 	ret = hw_steps(hw);
+	/* A step that failed without saying so (an allocation): say it. */
+	if (ret && !hw->fails.count)
+		tv_tb_hw_fail(hw, TV_TB_FK_RUNNER, "%s", strerror(-ret));
 	if (ret && hw->co_ready)
 		coord_abort(&hw->co, "node %u: %s", hw->o->node,
 			    hw->fails.count && hw->fails.msgs[0] ?
@@ -1002,17 +1009,35 @@ static int check_addrs(const struct tv_tb_serve_opts *o,
 	return 0;
 }
 
-/* Same scenario file and seed everywhere: the coordinator checks it. */
-static uint64_t fingerprint(const char *path, uint64_t seed)
+/*
+ * Same scenario file and seed everywhere: the coordinator checks it.  A
+ * fingerprint that cannot be made fails the node: a stand-in would make
+ * node 0 blame a peer for running another scenario.
+ */
+static int fingerprint(const char *path, uint64_t seed, uint64_t *fp_p,
+		       char *msg, size_t cap)
 {
-	json_t *root = json_load_file(path, JSON_ALLOW_NUL, NULL);
-	char *text = root ? json_dumps(root, JSON_SORT_KEYS | JSON_COMPACT) :
-			    NULL;
-	uint64_t fp = text ? XXH64(text, strlen(text), seed) : seed;
+	json_error_t e = { .text = "" };
+	json_t *root;
+	char *text;
 
-	free(text);
+	errno = 0;
+	root = json_load_file(path, JSON_ALLOW_NUL, &e);
+	if (!root) {
+		/* jansson leaves errno from the allocation that failed. */
+		snprintf(msg, cap, "%s", errno == ENOMEM || !e.text[0] ?
+			 strerror(ENOMEM) : e.text);
+		return errno == ENOMEM || !e.text[0] ? -ENOMEM : -EINVAL;
+	}
+	text = json_dumps(root, JSON_SORT_KEYS | JSON_COMPACT);
 	json_decref(root);
-	return fp;
+	if (!text) {
+		snprintf(msg, cap, "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	*fp_p = XXH64(text, strlen(text), seed);
+	free(text);
+	return 0;
 }
 
 /* The scenario with --faults: 0 to go on, else an exit status. */
@@ -1104,6 +1129,7 @@ static int serve_node(const struct tv_tb_serve_opts *o, bool gather,
 {
 	struct tv_tb_scenario *sc = NULL;
 	struct tv_tb_hw *hw;
+	char why[256];
 	int rc = serve_load(o, &sc);
 
 	if (rc) {
@@ -1121,7 +1147,15 @@ static int serve_node(const struct tv_tb_serve_opts *o, bool gather,
 	hw->sc = sc;
 	hw->ops = sc->ops->hw;
 	hw->seed = o->has_seed ? o->seed : sc->seed;
-	hw->fingerprint = fingerprint(o->scenario_path, hw->seed);
+	rc = fingerprint(o->scenario_path, hw->seed, &hw->fingerprint, why,
+			 sizeof(why));
+	if (rc) {
+		fprintf(stderr, "tensorverbs serve: node %u: fingerprint of %s: %s\n",
+			o->node, o->scenario_path, why);
+		free(hw);
+		tv_tb_scenario_free(sc);
+		return TV_TB_SERVE_FAIL;
+	}
 	hw->rec_gather = gather;
 	rc = hw_run(hw);
 	*rec_p = hw->rec_buf;

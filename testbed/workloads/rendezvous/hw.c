@@ -74,6 +74,28 @@ static const char *ev_name(enum tv_engine_event_kind k)
 	}
 }
 
+/*
+ * A channel failed: the engine's words, and the connection manager's last
+ * trouble with that peer when it had some (a refused rdma_accept, a
+ * connect that timed out): the cause, where the engine only saw a reset.
+ */
+static void channel_error(struct rr *r, const struct tv_engine_event *ev)
+{
+	const char *what = ev->name ? ev->name : "?", *why = NULL;
+
+	r->channel_errors++;
+	if (r->n.cm)
+		tv_cm_peer_state(r->n.cm, ev->peer, &why);
+	if (!why)
+		why = "";
+	tv_tb_hw_log(r->hw, "channel to node %u failed: %s%s%s%s", ev->peer,
+		     what, why[0] ? " (connection: " : "", why, why[0] ? ")" : "");
+	if (!tv_tb_hw_recovering(r->hw))
+		tv_tb_hw_fail(r->hw, TV_TB_FK_ERROR, "channel to node %u failed: "
+			      "%s%s%s%s", ev->peer, what,
+			      why[0] ? " (connection: " : "", why,
+			      why[0] ? ")" : "");
+}
 static void rr_observe(void *ctx, const struct tv_engine_event *ev)
 {
 	struct rr *r = ctx;
@@ -92,12 +114,7 @@ static void rr_observe(void *ctx, const struct tv_engine_event *ev)
 			     "no message in flight", ev->peer);
 		*f = 0;
 	} else if (ev->kind == TV_EV_CHANNEL_ERROR && !tv_tb_hw_ending(r->hw)) {
-		r->channel_errors++;
-		tv_tb_hw_log(r->hw, "channel to node %u failed: %s", ev->peer,
-		     ev->name ? ev->name : "?");
-		if (!tv_tb_hw_recovering(r->hw))
-			tv_tb_hw_fail(r->hw, TV_TB_FK_ERROR, "channel to node %u failed: "
-				     "%s", ev->peer, ev->name ? ev->name : "?");
+		channel_error(r, ev);
 	}
 	if (ev->kind == TV_EV_MSG_SEND || ev->kind == TV_EV_MSG_RECV)
 		tv_tb_hw_log(r->hw, "%s %s to/from node %u idx %u step %" PRIu64 " %s",

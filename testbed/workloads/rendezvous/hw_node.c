@@ -54,6 +54,7 @@ int rnode_open(struct rnode *n, const struct rnode_opts *o, char *msg,
 
 	memset(n, 0, sizeof(*n));
 	n->id = o->id;
+	msg[0] = '\0';
 	ret = tv_ibv_config_check_env(msg, cap, &env);
 	if (ret)
 		return ret;
@@ -67,7 +68,7 @@ int rnode_open(struct rnode *n, const struct rnode_opts *o, char *msg,
 		cc.retry_delay_ms = o->retry_delay_ms;
 	ret = tv_cm_create(&cc, msg, cap, &n->cm);
 	if (ret)
-		return ret;
+		goto fail;
 	ret = tv_cm_ibv_config(n->cm, &env, msg, cap, &cfg);
 	if (!ret)
 		ret = tv_ibv_open(&cfg, msg, cap, &n->base);
@@ -98,6 +99,9 @@ int rnode_open(struct rnode *n, const struct rnode_opts *o, char *msg,
 		goto fail;
 	return 0;
 fail:
+	/* The backends say what they refused; a call that failed, errno. */
+	if (!msg[0])
+		snprintf(msg, cap, "%s", strerror(-ret));
 	rnode_close(n);
 	return ret;
 }
