@@ -3,8 +3,10 @@
  * demand, for the rxe suite's allocation sweep on real verbs
  * (tests/rxe/run.sh, oom_sweep).  Its allocators are wrapped
  * (tests/common/wrap_alloc.c, site mode: a site is the return address of
- * the allocating call); this file arms them from the environment before
- * main() runs and says what happened when the process exits.
+ * the allocating call; jansson's are attributed to the call into jansson,
+ * wrap_calls.c adds the set-up calls); this file arms them from the
+ * environment before main() runs and says what happened when the
+ * process exits.
  *
  *   TV_OOM_RECORD=FILE  fail nothing; at exit write every distinct site,
  *                       as its offset in the executable (hex, one per
@@ -25,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "common/wrap_alloc.h"
 
@@ -82,6 +86,13 @@ __attribute__((constructor)) static void oom_ctl_start(void)
 			       rec ? rec : site,
 			       "dladdr cannot find the executable's base");
 	exe_base = (uintptr_t)info.dli_fbase;
+	/*
+	 * jansson allocates inside its library: by the call into it (each
+	 * json_pack, json_object_set_new ... of the code a site of its own),
+	 * before anything has made a JSON value.
+	 */
+	oom_library_init();
+	json_set_alloc_funcs(oom_library_malloc, free);
 	if (rec) {
 		if (!*rec)
 			oom_ctl_refuse("TV_OOM_RECORD", rec, "an empty path");

@@ -5,7 +5,7 @@
 # late peer, a dropped connection).  Runs INSIDE the rxe VM
 # (ci/rxe/vm.sh --devices 2): node j uses rxe(j%2) at 10.77.0.(j%2+1).
 #
-#   tests/rxe/run.sh [--only NAME] [--list]   (NAME may be a glob: "gather_*")
+#   tests/rxe/run.sh [--only NAME]   (NAME may be a glob: "gather_*", "@(a|b)")
 #
 # Environment: TV_BIN (default build-rxe-tests/cli/tensorverbs),
 # TV_RXE_TIMEOUT (seconds per process, default 180), TV_RXE_ACK_TIMEOUT_MS
@@ -29,6 +29,8 @@ while [ $# -gt 0 ]; do
 	*) echo "usage: $0 [--only NAME]" >&2; exit 2 ;;
 	esac
 done
+# picked NAME: the test runs (no --only, or --only's glob matches it).
+picked() { [ -z "$only" ] || [[ "$1" == $only ]]; }
 
 for v in RXE_DEV0 RXE_DEV1 RXE_IP0 RXE_IP1; do
 	[ -n "${!v:-}" ] || { echo "rxe: $v is not set: run inside ci/rxe/vm.sh --devices 2" >&2; exit 2; }
@@ -97,7 +99,7 @@ rxe_counters() {
 run_scenario() {
 	local name=$1 file=$2 n j rc all77=1 bad=0 t0 pids=() cl
 	shift 2
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	n=$(jq -r .nodes "$file")
 	port=$((port + 16))
 	cl=$(cluster "$n" "$port")
@@ -141,7 +143,7 @@ expect_refusal() {
 	shift 2
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done
 	shift
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	env "${envs[@]}" timeout -k 5 $((tmo + 20)) "$tv" serve "$@" \
 		>"$work/$name.log" 2>&1 || rc=$?
 	if [ "$rc" != 0 ] && grep -qF -- "$want" "$work/$name.log" &&
@@ -198,7 +200,7 @@ done
 # fidelity finding, its first divergence printed (docs/simulator.md).
 replay_recordings() {
 	local name=recordings_replay n=0 same=0 bad=0 r b out v
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	for r in "$work"/rec/*.0.jsonl; do
 		[ -e "$r" ] || continue
 		b=${r%.0.jsonl}
@@ -233,7 +235,7 @@ replay_recordings
 # replays identically (basic_transfer's, usually).
 recording_altered() {
 	local name=recording_altered r src= i out=$work/rec/altered
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	for r in "$work"/rec/*.jsonl; do
 		[[ "$r" == *.[0-9].jsonl ]] && continue
 		[ -e "$r" ] || continue
@@ -269,7 +271,7 @@ recording_altered
 # and gather them with MPI, rank 0 prints one verdict.
 mpi_two_ranks() {
 	local name=mpi_two_ranks f=$work/mpi_gather.json rc=0
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	if ! command -v mpirun >/dev/null; then
 		result "$name" skip "no mpirun (openmpi-bin)"
 		return 0
@@ -296,7 +298,7 @@ mpi_two_ranks
 mpi_recording() {
 	local name=mpi_recording f=$repo/scenarios/basic_transfer.json rc=0
 	local rec=$work/mpirec out
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	if ! command -v mpirun >/dev/null; then
 		result "$name" skip "no mpirun (openmpi-bin)"
 		return 0
@@ -357,7 +359,7 @@ bench_lines() {
 mpi_benches() {
 	local name rc log
 	for name in mpi_bench_rxe mpi_bench_port mpi_bench_gather; do
-		[ -n "$only" ] && [[ "$name" != $only ]] && continue
+		picked "$name" || continue
 		if ! command -v mpirun >/dev/null; then
 			result "$name" skip "no mpirun (openmpi-bin)"
 			continue
@@ -393,7 +395,7 @@ mpi_benches
 # both must stop at once, naming the mismatch, instead of a wrong figure.
 bench_node_split() {
 	local name=bench_node_split rc0=0 rc1=0 p1 a0 a1
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	port=$((port + 16))
 	a0=$RXE_IP0:$port a1=$RXE_IP1:$((port + 1))
 	RDMA_DEVICE=$RXE_DEV1 timeout -k 5 "$tmo" "$tv" bench port --node 1 \
@@ -437,7 +439,7 @@ bench_node_split
 bench_peer_dies() { # NAME KIND WANT_RE ARGS...
 	local name=$1 kind=$2 want=$3 p0 p1 rc0=0 t0 k i
 	shift 3
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	port=$((port + 16))
 	local a0=$RXE_IP0:$port a1=$RXE_IP1:$((port + 1))
 	# Not under timeout(1): $! must be the node itself (SIGKILL to
@@ -481,7 +483,7 @@ bench_peer_dies bench_peer_dies_rxe rxe "^bench rxe: fetch failed: UNAVAILABLE: 
 # scenarios, which need basic_transfer and quiver_reddit) keeps it short.
 mpi_validate() {
 	local name=mpi_validate rc=0 sd=$work/mpi_validate_scenarios out=$work/validate_mpi
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	if ! command -v mpirun >/dev/null; then
 		result "$name" skip "no mpirun (openmpi-bin)"
 		return 0
@@ -515,7 +517,7 @@ mpi_validate
 # process nor a QP of ours is left behind.
 validate_interrupted() {
 	local name=validate_interrupted pid rc=0 i qps procs before
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	(cd "$repo" && exec "$tv" validate --out "$work/validate_int" --no-bench) \
 		>"$work/$name.log" 2>&1 &
 	pid=$!
@@ -547,7 +549,7 @@ cached=$repo/scenarios/cached_metadata.json
 # A peer started late (TensorFlow #18630): node 0 retries until it is there.
 late() {
 	local name=late_peer rc0=0 rc1=0 p0 cl
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	port=$((port + 16))
 	cl=$(cluster 2 "$port")
 	RDMA_DEVICE=rxe0 "$tv" serve "$basic" --node 0 --cluster "$cl" \
@@ -583,7 +585,7 @@ channel_errors() {
 # it somewhere (a summary's "channel errors").
 hw_fault() {
 	local name=$1 file=$2 k=$3 plan=$4 j rc bad=0 pids=() cl
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	port=$((port + 16))
 	cl=$(cluster 2 "$port")
 	for ((j = 1; j >= 0; j--)); do
@@ -621,14 +623,14 @@ hw_fault hw_qp_error "$cached" 1 "vf/qp/error:nth=4,count=1"
 # same outcome: the QP error, recovered.
 fiu_ctrl_test() { # [fail]: without reconnect the run must fail, and so must its replay
 	local name=fiu_ctrl_qp_error file=$here/long_cached.json j rc bad=0 pids=() cl fifo errs pid
-	local ctl rec=$work/fiu rv mode=${1:-recover} failed=0
+	local ctl rec=$work/fiu rv mode=${1:-recover} node_failed=0
 	if [ "$mode" = fail ]; then
 		name=fiu_ctrl_qp_error_fails
 		file=$work/long_cached_no_reconnect.json
 		jq '.engine.reconnect = false | .engine.recv_timeout_ns = 2000000000' \
 			"$here/long_cached.json" >"$file"
 	fi
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	command -v fiu-ctrl >/dev/null || { result "$name" skip "fiu-ctrl not installed (fiu-utils)"; return 0; }
 	# libfiu's FIFOs need a local file system (not the VM's 9p shares).
 	ctl=$(mktemp -d /tmp/fiu.XXXXXX)
@@ -659,15 +661,15 @@ fiu_ctrl_test() { # [fail]: without reconnect the run must fail, and so must its
 	for ((j = 0; j < 2; j++)); do
 		rc=0
 		wait "${pids[j]}" || rc=$?
-		[ "$rc" = 0 ] || failed=1
+		[ "$rc" = 0 ] || node_failed=1
 	done
 	rm -rf "$ctl"
 	errs=$(channel_errors "$name")
 	# Recovered: both nodes pass.  Without reconnect: the run fails.
 	if [ "$mode" = fail ]; then
-		[ "$failed" = 1 ] || bad=1
+		[ "$node_failed" = 1 ] || bad=1
 	else
-		[ "$failed" = 0 ] || bad=1
+		[ "$node_failed" = 0 ] || bad=1
 	fi
 	fiu_ctrl_replay "$name" "$rec" "$mode" || bad=1
 	if [ "$bad" = 0 ] && [ "$mode" = fail ]; then
@@ -768,7 +770,6 @@ pair_verdict() {
 		done
 	fi
 }
-picked() { [ -n "$only" ] && [[ "$1" != $only ]] && return 1; return 0; }
 
 # The end of a run after a QP error at the sender's tensor write (validate's
 # fault_qp_error): the sender has nothing left and waits for the others; the
@@ -781,7 +782,7 @@ picked() { [ -n "$only" ] && [[ "$1" != $only ]] && return 1; return 0; }
 hw_end_after_qp_error() {
 	local name=hw_end_after_qp_error i bad=0 runs=${HW_END_RUNS:-8}
 	local out="$runs runs, both nodes passed each time"
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	for ((i = 1; i <= runs; i++)); do
 		pair_run "$name" "$repo/scenarios/basic_transfer.json" \
 			--faults "vf/qp/error:nth=3,count=1;vf/cq/delay:p=0.5,arg=2000000" \
@@ -917,7 +918,10 @@ for v in off on; do
 	pair_verdict "$name" $ok "(one bit flipped in node 0's write; node 1 fails: '$want')"
 done
 
-# Allocation failures on real verbs (tensorverbs-oom, tests/rxe/oom_ctl.c):
+# Allocation failures on real verbs (tensorverbs-oom, tests/rxe/oom_ctl.c),
+# and the set-up calls a device, the kernel or the C library refuses for
+# want of resources (tests/rxe/wrap_calls.c: ibv_create_qp, ibv_reg_mr,
+# rdma_connect, socket, pthread_create, fopen ...; ENOMEM, EAGAIN):
 # node K's sites are recorded in a clean run, those in the code only real
 # verbs run are kept (the hardware runner, coordinator, peers, the
 # workloads' hw and bench files, the backends: the unit suite's site sweep
@@ -925,11 +929,12 @@ done
 # one pair run each.  Every run must end by itself (no signal, no
 # timeout), both nodes with 0 (absorbed), 1 (failed) or, for node K only,
 # 2 (refused before it ran); node K failing must say why ("Cannot
-# allocate memory"), and a site that was reached must have failed.
+# allocate memory", "Resource temporarily unavailable"), and a site that
+# was reached must have failed.
 # ~190 runs: only with TV_RXE_OOM=1 (ci/rxe-coverage.sh, where the runs
 # also count for coverage; it fails CI when one of these fails).
 oom_bin=${TV_OOM_BIN:-$(dirname "$tv")/tensorverbs-oom}
-oom_hw_re='/(testbed/(hw[^/]*|coord|peers|mpi[^/]*)|testbed/workloads/[a-z]+/(hw[^/]*|bench[^/]*)|backends/[^/]+/[^/]+)\.c:'
+oom_hw_re='/(testbed/(hw[^/]*|coord|peers|mpi[^/]*)|testbed/workloads/[a-z]+/(hw[^/]*|bench[^/]*)|backends/(cm|cm_wire|config|ibverbs))\.c:'
 # oom_serve FILE NAME, oom_bench KIND NAME: start both nodes (pids[]).
 oom_serve() { pair_start "$2" "$1" 20; }
 oom_bench() {
@@ -993,7 +998,9 @@ oom_verdict() {
 	fi
 	has "$name" "$k" "oom: site $site failed" ||
 		{ echo "node $k did not say whether the site failed"; return; }
-	if [ "${prc[k]}" != 0 ] && ! has "$name" "$k" "Cannot allocate memory"; then
+	# ENOMEM, or pthread_create's EAGAIN (tests/rxe/wrap_calls.c).
+	if [ "${prc[k]}" != 0 ] && ! has "$name" "$k" "Cannot allocate memory" &&
+		! has "$name" "$k" "Resource temporarily unavailable"; then
 		echo "node $k exit ${prc[k]} without saying it ran out of memory"
 	fi
 }
@@ -1014,9 +1021,12 @@ oom_sweep() { # NAME K LAUNCH...
 	fi
 	# Each return address minus one: the call's line, not the next one's.
 	# (No process substitution: the VM has no /dev/fd.)
-	addr2line -e "$oom_bin" $(while read -r off; do printf '0x%x ' $((off - 1)); done \
-		<"$work/$name.sites") | paste -d ' ' "$work/$name.sites" - |
-		grep -E "$oom_hw_re" | sed 's| .*/\([^/]*/[^/]*\.c:\)| \1|' >"$work/$name.hw"
+	# A backend's sites are kept one per function: each fails the same
+	# way up through the testbed (its set-up call, passed up).
+	addr2line -f -e "$oom_bin" $(while read -r off; do printf '0x%x ' $((off - 1)); done \
+		<"$work/$name.sites") | paste -d ' ' - - | paste -d ' ' "$work/$name.sites" - |
+		grep -E "$oom_hw_re" | awk '$3 !~ /\/backends\// || !seen[$2]++ { print $1, $3 }' |
+		sed 's| .*/\([^/]*/[^/]*\.c:\)| \1|' >"$work/$name.hw"
 	while read -r off loc; do
 		sites+=("$off")
 		where+=("$loc")
@@ -1032,7 +1042,7 @@ oom_sweep() { # NAME K LAUNCH...
 		fi
 	done
 	if [ ${#bad[@]} = 0 ]; then
-		result "$name" pass "(node $k: ${#sites[@]} hardware-only allocation sites of $(wc -l <"$work/$name.sites"), $fired failed, every run ended by itself and said why; $oom_stopped waiting peers stopped after 1 s, $((SECONDS - t0)) s)"
+		result "$name" pass "(node $k: ${#sites[@]} hardware-only allocation and call sites of $(wc -l <"$work/$name.sites"), $fired failed, every run ended by itself and said why; $oom_stopped waiting peers stopped after 1 s, $((SECONDS - t0)) s)"
 	else
 		result "$name" fail "(node $k: ${#bad[@]} of ${#sites[@]} sites wrong)"
 		printf '  %s\n' "${bad[@]}" | head -20
@@ -1251,7 +1261,7 @@ fi
 # ---- the benchmark runs: every figure it prints is there and positive --------
 bench_smoke() {
 	local out
-	[ -n "$only" ] && [ "$only" != bench_smoke ] && return 0
+	picked bench_smoke || return 0
 	# Bounded: a hang fails this test, not the whole VM run.
 	out=$("$tv" bench rxe --sizes 4096,65536 --bytes 262144 --lat-iters 200 \
 		--floor --timeout 120 2>&1)
@@ -1273,7 +1283,7 @@ bench_smoke
 # node goes too (its own alarm, or its parent's death).
 bench_timeout() {
 	local out rc i t0=$SECONDS
-	[ -n "$only" ] && [ "$only" != bench_timeout ] && return 0
+	picked bench_timeout || return 0
 	out=$("$tv" bench rxe --sizes 4096 --bytes 65536 --lat-iters 1000000 \
 		--timeout 2 2>&1)
 	rc=$?
@@ -1297,7 +1307,7 @@ bench_timeout
 # poll modes: every figure and both recordings there.
 bench_options() {
 	local name=bench_options out rc=0 n0 n1
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	rm -f "$work/$name.rec".node[01]
 	out=$("$tv" bench rxe --sizes 4096 --bytes 65536 --lat-iters 50 --breakdown \
 		--window 4 --max-inline 64 --fetcher-poll busy --publisher-poll event \
@@ -1322,7 +1332,7 @@ bench_options
 # --node; node 1 not there (node 0 names the address it tried).
 bench_refusals() {
 	local name=bench_refusals r1=0 r2=0 r3=0 r4=0 t0
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	"$tv" bench rxe --sizes 0 >"$work/$name.1.log" 2>&1 || r1=$?
 	"$tv" bench rxe --breakdown --node 0 >"$work/$name.2.log" 2>&1 || r2=$?
 	"$tv" bench gather --batch 0 >"$work/$name.3.log" 2>&1 || r3=$?
@@ -1365,7 +1375,7 @@ expect_exit() {
 	shift 3
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done
 	shift
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	env "${envs[@]}" timeout -k 5 60 "$tv" serve "$@" >"$work/$name.log" 2>&1 || rc=$?
 	if [ "$rc" = "$code" ] && grep -qF -- "$want" "$work/$name.log" &&
 		! grep -q ': PASS:' "$work/$name.log"; then
@@ -1404,7 +1414,7 @@ expect_exit fiu_ctrl_tmpdir_missing 1 "libfiu remote control on /nonexistent/tmp
 # before connecting (node 1 is not there: no attempt may be made).
 record_unwritable() {
 	local name=record_unwritable rc=0 want="tensorverbs serve: node 0: --record /nonexistent/dir/n0.jsonl: No such file or directory"
-	[ -n "$only" ] && [[ "$name" != $only ]] && return 0
+	picked "$name" || return 0
 	timeout -k 5 60 "$tv" serve "$basic" --node 0 --cluster "$c2" --record /nonexistent/dir/n0.jsonl \
 		--connect-attempts 2 --retry-delay-ms 100 >"$work/$name.log" 2>&1 || rc=$?
 	if [ "$rc" = 1 ] && grep -qF -- "$want" "$work/$name.log" &&
