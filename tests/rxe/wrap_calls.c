@@ -29,42 +29,26 @@
 #define SITE __builtin_return_address(0)
 #define NOINLINE __attribute__((noinline))
 
-/* A NULL-returning call: NULL with errno ENOMEM when its site is armed. */
-#define WRAP_PTR(ret, name, params, args)                                     \
+/*
+ * __wrap_NAME: when its site is armed, FAIL (a statement), else the real
+ * call.  The __real_ functions are weak, as in wrap_alloc.c.
+ */
+#define WRAP(ret, name, fail, params, args)                                   \
 	ret __real_##name params __attribute__((weak));                       \
 	NOINLINE ret __wrap_##name params;                                    \
 	ret __wrap_##name params                                              \
 	{                                                                     \
 		if (oom_site_fails(SITE)) {                                   \
-			errno = ENOMEM;                                       \
-			return NULL;                                          \
+			fail;                                                 \
 		}                                                             \
 		return __real_##name args;                                    \
 	}
-
-/* A call returning -1 and setting errno. */
-#define WRAP_NEG(name, params, args)                                          \
-	int __real_##name params __attribute__((weak));                       \
-	NOINLINE int __wrap_##name params;                                    \
-	int __wrap_##name params                                              \
-	{                                                                     \
-		if (oom_site_fails(SITE)) {                                   \
-			errno = ENOMEM;                                       \
-			return -1;                                            \
-		}                                                             \
-		return __real_##name args;                                    \
-	}
-
-/* A call returning the error number itself. */
-#define WRAP_ERRNO(name, err, params, args)                                   \
-	int __real_##name params __attribute__((weak));                       \
-	NOINLINE int __wrap_##name params;                                    \
-	int __wrap_##name params                                              \
-	{                                                                     \
-		if (oom_site_fails(SITE))                                     \
-			return err;                                           \
-		return __real_##name args;                                    \
-	}
+/* NULL with errno ENOMEM, -1 with errno ENOMEM, or the error number. */
+#define NULL_ENOMEM errno = ENOMEM; return NULL
+#define NEG_ENOMEM errno = ENOMEM; return -1
+#define WRAP_PTR(ret, name, params, args) WRAP(ret, name, NULL_ENOMEM, params, args)
+#define WRAP_NEG(name, params, args) WRAP(int, name, NEG_ENOMEM, params, args)
+#define WRAP_ERRNO(name, err, params, args) WRAP(int, name, return err, params, args)
 
 struct ibv_device;
 struct ibv_context;
