@@ -353,7 +353,8 @@ struct tv_tb_replay_sim_report {
 	size_t held;                /* completions still held at the end */
 	size_t gave_up;             /* QPs that stopped following (diverged) */
 	bool same_outcome;          /* result, ops, ok and failed agree */
-	bool same_failure_kind;     /* both failed, first failure same kind */
+	bool same_failure_kind;     /* both failed; the simulator's first
+				     * failure's kind is one the recording has */
 	uint64_t fires;             /* fault firings recorded ... */
 	uint64_t fires_same;        /* ... and fired again: node, point, hit */
 	uint64_t ops_places;        /* recorded time points (STEP lines) */

@@ -213,8 +213,11 @@ static int br_connect(struct br *b, uint32_t id)
 	if (id == 0) {
 		ret = tv_cm_connect(b->n.cm, 1,
 				    (const struct sockaddr *)&b->o->addr[1]);
-		if (ret)
+		if (ret) {
+			fprintf(stderr, "bench rxe: node 0: connecting: %s\n",
+				strerror(-ret));
 			return ret;
+		}
 	}
 	while (tv_cm_peer_state(b->n.cm, !id, &why) != TV_CM_PEER_CONNECTED) {
 		if (tv_cm_peer_state(b->n.cm, !id, &why) == TV_CM_PEER_FAILED ||
@@ -512,6 +515,9 @@ static int client(struct br *b)
 	}
 	if (b->err[0])
 		fprintf(stderr, "bench rxe: %s\n", b->err);
+	else if (ret) /* a fetch the engine refused (its memory, its QP) */
+		fprintf(stderr, "bench rxe: node 0: fetching: %s\n",
+			strerror(-ret));
 	return b->err[0] ? -EIO : ret;
 }
 
@@ -570,6 +576,9 @@ static int run_node(const struct br_opts *o, uint32_t id)
 		return ret;
 	}
 	ret = id ? publish_all(&b) : 0;
+	if (ret) /* a tensor the engine could not make or register */
+		fprintf(stderr, "bench rxe: node 1: publishing: %s\n",
+			strerror(-ret));
 	if (!ret)
 		ret = br_connect(&b, id);
 	if (!ret)
