@@ -107,7 +107,7 @@ struct br {
 	uint64_t done;             /* completed fetches */
 	uint64_t failed;
 	uint64_t t_done_ns;        /* when the last one completed */
-	char err[256];
+	char err[512];
 };
 
 static uint64_t now_ns(void)
@@ -328,10 +328,16 @@ static int serve(struct br *b)
 		if (!st.unmatched_sends && !st.live_responses)
 			break;
 		if (st.channel_failures) {
+			const char *why = NULL;
+
+			/* The connection's last trouble, if it had some. */
+			tv_cm_peer_state(b->n.cm, 0, &why);
 			snprintf(b->err, sizeof(b->err), "channel error "
-				 "(%llu tensors never asked for or answered)",
+				 "(%llu tensors never asked for or answered)%s%.300s",
 				 (unsigned long long)(st.unmatched_sends +
-						      st.live_responses));
+						      st.live_responses),
+				 why && why[0] ? ": connection: " : "",
+				 why ? why : "");
 			break;
 		}
 		if (b->o->auto_poll && st.msgs_recv[TV_MSG_TENSOR_REQUEST] > bw)
