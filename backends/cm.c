@@ -582,7 +582,7 @@ static void conn_established(struct cm_conn *c)
 	c->state = CS_ESTABLISHED;
 	c->ever_connected = true;
 	c->attempts = 0;
-	c->why[0] = '\0';
+	/* why stays: the last trouble, for a later failure to name. */
 	cm_note(c->cm, c->peer, TV_CM_NOTE_CONNECTED, NULL);
 }
 

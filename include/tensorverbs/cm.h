@@ -145,6 +145,10 @@ int tv_cm_progress(struct tv_cm *cm);
 /* The event channel's fd (non-blocking), to sleep on. */
 int tv_cm_fd(const struct tv_cm *cm);
 
+/*
+ * *why_p: the last trouble with that peer (why it failed, or what went
+ * wrong on the way to a connection that came up after all), "" if none.
+ */
 enum tv_cm_peer_state tv_cm_peer_state(const struct tv_cm *cm, uint32_t peer,
 				       const char **why_p);
 

@@ -336,7 +336,7 @@ static int serve(struct br *b)
 				 "(%llu tensors never asked for or answered)%s%.300s",
 				 (unsigned long long)(st.unmatched_sends +
 						      st.live_responses),
-				 why && why[0] ? ": connection: " : "",
+				 why && why[0] ? "; the connection's last trouble: " : "",
 				 why ? why : "");
 			break;
 		}

@@ -90,12 +90,13 @@ static void channel_error(struct rr *r, const struct tv_engine_event *ev)
 	if (!why)
 		why = "";
 	tv_tb_hw_log(r->hw, "channel to node %u failed: %s%s%s%s", ev->peer,
-		     what, why[0] ? " (connection: " : "", why, why[0] ? ")" : "");
+		     what, why[0] ? " (the connection's last trouble: " : "", why,
+		     why[0] ? ")" : "");
 	if (!tv_tb_hw_recovering(r->hw))
 		tv_tb_hw_fail(r->hw, TV_TB_FK_ERROR, "channel to node %u failed: "
 			      "%s%s%s%s", ev->peer, what,
-			      why[0] ? " (connection: " : "", why,
-			      why[0] ? ")" : "");
+			      why[0] ? " (the connection's last trouble: " : "",
+			      why, why[0] ? ")" : "");
 }
 static void rr_observe(void *ctx, const struct tv_engine_event *ev)
 {
