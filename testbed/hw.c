@@ -1025,9 +1025,10 @@ static int fingerprint(const char *path, uint64_t seed, uint64_t *fp_p,
 	root = json_load_file(path, JSON_ALLOW_NUL, &e);
 	if (!root) {
 		/* jansson leaves errno from the allocation that failed. */
-		snprintf(msg, cap, "%s", errno == ENOMEM || !e.text[0] ?
-			 strerror(ENOMEM) : e.text);
-		return errno == ENOMEM || !e.text[0] ? -ENOMEM : -EINVAL;
+		bool nomem = errno == ENOMEM || !e.text[0];
+
+		snprintf(msg, cap, "%s", nomem ? strerror(ENOMEM) : e.text);
+		return nomem ? -ENOMEM : -EINVAL;
 	}
 	text = json_dumps(root, JSON_SORT_KEYS | JSON_COMPACT);
 	json_decref(root);
