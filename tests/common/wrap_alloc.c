@@ -392,11 +392,7 @@ void *oom_library_malloc(size_t size)
 		}
 		return __real_malloc(size);
 	}
-	if (oom_now(SITE)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return __real_malloc(size);
+	return __wrap_malloc(size);
 }
 
 void oom_library_init(void)

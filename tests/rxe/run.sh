@@ -1107,12 +1107,7 @@ flt_sweep() { # NAME WORKLOAD FILE K
 	: >"$work/$name.runs"
 	for ((i = 0; i < ${#pts[@]}; i++)); do
 		for nth in 1 3; do
-			pair_start "$name" "$file" 30 --faults "${pts[i]}:nth=$nth,count=1" --faults-node "$k"
-			prc=()
-			for j in "${!pids[@]}"; do
-				prc[j]=0
-				wait "${pids[j]}" || prc[j]=$?
-			done
+			tmo=30 pair_run "$name" "$file" --faults "${pts[i]}:nth=$nth,count=1" --faults-node "$k"
 			runs=$((runs + 1))
 			# One line a run: what fired, how each node ended, and why.
 			printf '%s:nth=%s (%s): fired %s, exits %s: %s\n' "${pts[i]}" "$nth" \

@@ -82,22 +82,21 @@ static const char *ev_name(enum tv_engine_event_kind k)
  */
 static void channel_error(struct rr *r, const struct tv_engine_event *ev)
 {
-	const char *what = ev->name ? ev->name : "?", *why = NULL;
+	const char *why = NULL;
+	char text[600];
 
 	r->channel_errors++;
 	if (r->n.cm)
 		tv_cm_peer_state(r->n.cm, ev->peer, &why);
-	if (!why)
-		why = "";
-	tv_tb_hw_log(r->hw, "channel to node %u failed: %s%s%s%s", ev->peer,
-		     what, why[0] ? " (the connection's last trouble: " : "", why,
-		     why[0] ? ")" : "");
+	snprintf(text, sizeof(text), "channel to node %u failed: %s%s%.400s%s",
+		 ev->peer, ev->name ? ev->name : "?",
+		 why && why[0] ? " (the connection's last trouble: " : "",
+		 why ? why : "", why && why[0] ? ")" : "");
+	tv_tb_hw_log(r->hw, "%s", text);
 	if (!tv_tb_hw_recovering(r->hw))
-		tv_tb_hw_fail(r->hw, TV_TB_FK_ERROR, "channel to node %u failed: "
-			      "%s%s%s%s", ev->peer, what,
-			      why[0] ? " (the connection's last trouble: " : "",
-			      why, why[0] ? ")" : "");
+		tv_tb_hw_fail(r->hw, TV_TB_FK_ERROR, "%s", text);
 }
+
 static void rr_observe(void *ctx, const struct tv_engine_event *ev)
 {
 	struct rr *r = ctx;
