@@ -5,7 +5,9 @@
  * host CI runs on) fail the device opening with exit 1 and a reason
  * instead of crashing or hanging.  Each row runs in a forked child (Check's
  * loop tests), its standard error in a file the row's text is looked for
- * in.  The benchmarks themselves run on rxe (tests/rxe/run.sh).
+ * in.  And bench port's set-up bytes across hosts, every lie of a peer
+ * refused naming the field.  The benchmarks themselves run on rxe
+ * (tests/rxe/run.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,9 +19,12 @@
 
 #include <check.h>
 
+#include <tensorverbs/port.h>
+
 #include "common/check_main.h"
 #include "common/tb_files.h"
 #include "gw.h"
+#include "le.h"
 #include "pt_hw.h"
 #include "rv_hw.h"
 
@@ -217,6 +222,88 @@ START_TEST(test_bench_row)
 }
 END_TEST
 
+
+/* ---- bench port's set-up bytes, split across hosts ---------------------- */
+
+/* Node 1's blob as node 0 would read it: region 64 KiB, token at 8. */
+static void good_peer(struct pt_bench_peer *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->ep.qp_num = 0x123;
+	p->ep.psn = 0x456;
+	p->fep.qp_num = 0x124;
+	p->tok = (struct tv_port_mem_handle){ .addr = 0x10000, .rkey = 5,
+					       .size_bytes = 4096, .node = 1 };
+	p->data = (struct tv_port_mem_handle){ .addr = 0x20000, .rkey = 6,
+						.size_bytes = 65536, .node = 1 };
+	p->tok_off = 8;
+	p->floor_addr = 0x30000;
+	p->floor_rkey = 7;
+}
+
+struct blob_lie {
+	const char *why;   /* the message's end */
+	uint32_t off, bytes;
+	uint64_t value;    /* written at off, little-endian */
+	size_t len;        /* the blob's length as received */
+	uint64_t ours;     /* our data region's size */
+};
+
+static const struct blob_lie blob_lies[] = {
+	{ "wrong its length", 0, 0, 0, PT_BENCH_BLOB_BYTES - 1, 65536 },
+	{ "wrong its magic or version", 0, 4, 0x42505655, 0, 65536 },
+	{ "wrong its magic or version", 4, 4, 2, 0, 65536 },
+	{ "wrong its node", 8, 4, 0, 0, 65536 },
+	{ "wrong a QP endpoint", PT_BENCH_EP, 4, 1u << 24, 0, 65536 },
+	{ "wrong a QP endpoint", PT_BENCH_FEP + 4, 4, 1u << 24, 0, 65536 },
+	{ "wrong the token handle", PT_BENCH_TOK, 4, 0, 0, 65536 },
+	{ "wrong the token handle", PT_BENCH_TOK + 8, 4, 0, 0, 65536 },
+	{ "wrong the data handle", PT_BENCH_DATA + 24, 8, 0, 0, 65536 },
+	{ "wrong the data handle", PT_BENCH_DATA + 8, 4, 2, 0, 65536 },
+	{ "wrong the token offset", PT_BENCH_TOK_OFF, 8, 4089, 0, 65536 },
+	{ "wrong the token offset", PT_BENCH_TOK + 24, 8, 4, 0, 65536 },
+	{ "wrong the data region's size", 0, 0, 0, 0, 65537 },
+};
+
+/* Every lie refused naming its field; the true blob read back whole. */
+START_TEST(test_port_blob_lies)
+{
+	struct pt_bench_peer p, got;
+	uint8_t b[PT_BENCH_BLOB_BYTES];
+	char msg[200];
+
+	good_peer(&p);
+	pt_bench_blob_write(1, &p, b);
+	ck_assert_int_eq(pt_bench_blob_read(b, sizeof(b), 1, 65536, msg,
+					    sizeof(msg), &got), 0);
+	ck_assert_uint_eq(got.ep.qp_num, 0x123);
+	ck_assert_uint_eq(got.ep.psn, 0x456);
+	ck_assert_uint_eq(got.fep.qp_num, 0x124);
+	ck_assert_uint_eq(got.tok.rkey, 5);
+	ck_assert_uint_eq(got.data.addr, 0x20000);
+	ck_assert_uint_eq(got.tok_off, 8);
+	ck_assert_uint_eq(got.floor_addr, 0x30000);
+	ck_assert_uint_eq(got.floor_rkey, 7);
+	for (size_t i = 0; i < sizeof(blob_lies) / sizeof(blob_lies[0]); i++) {
+		const struct blob_lie *l = &blob_lies[i];
+		uint8_t lie[PT_BENCH_BLOB_BYTES];
+
+		memcpy(lie, b, sizeof(lie));
+		if (l->bytes)
+			tv_le_put(lie + l->off, l->value, l->bytes);
+		memset(&got, 0xee, sizeof(got));
+		msg[0] = '\0';
+		ck_assert_int_eq(pt_bench_blob_read(lie, l->len ? l->len :
+						    sizeof(lie), 1, l->ours,
+						    msg, sizeof(msg), &got),
+				 -EPROTO);
+		ck_assert_msg(strstr(msg, "node 1's set-up data") &&
+			      strstr(msg, l->why), "lie %zu: %s", i, msg);
+		ck_assert_uint_eq(got.floor_rkey, 0xeeeeeeee); /* untouched */
+	}
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("bench_opts");
@@ -225,6 +312,9 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_bench_row, 0,
 			    (int)(sizeof(rows) / sizeof(rows[0])));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("port_blob");
+	tcase_add_test(tc, test_port_blob_lies);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -230,81 +230,112 @@ static int bp_connect(struct bp *b)
 	return ret;
 }
 
-/*
- * Split across hosts, the set-up bytes (le.h): magic, version, node, pad;
- * the connection's QP (number, PSN, LID, pad, GID); the semaphore's token
- * handle and offset; the data handle; the floor's QP, buffer and rkey.
- */
-#define BP_MAGIC 0x42505654u      /* "TVPB" */
-#define BP_EP 16u
-#define BP_TOK (BP_EP + TV_TB_EP_BYTES)
-#define BP_TOK_OFF (BP_TOK + TV_PORT_HANDLE_BYTES)
-#define BP_DATA (BP_TOK_OFF + 8u)
-#define BP_FEP (BP_DATA + TV_PORT_HANDLE_BYTES)
-#define BP_FADDR (BP_FEP + TV_TB_EP_BYTES)
-#define BP_FRKEY (BP_FADDR + 8u)
-#define BP_BLOB (BP_FRKEY + 4u)
+/* Split across hosts, the set-up bytes (pt_hw.h). */
+void pt_bench_blob_write(uint32_t node, const struct pt_bench_peer *p,
+			 uint8_t *b)
+{
+	memset(b, 0, PT_BENCH_BLOB_BYTES);
+	tv_le_put(b, PT_BENCH_MAGIC, 4);
+	tv_le_put(b + 4, 1, 4);
+	tv_le_put(b + 8, node, 4);
+	tv_tb_ep_put(b + PT_BENCH_EP, &p->ep);
+	tv_port_mem_handle_encode(&p->tok, b + PT_BENCH_TOK,
+				  TV_PORT_HANDLE_BYTES);
+	tv_le_put(b + PT_BENCH_TOK_OFF, p->tok_off, 8);
+	tv_port_mem_handle_encode(&p->data, b + PT_BENCH_DATA,
+				  TV_PORT_HANDLE_BYTES);
+	tv_tb_ep_put(b + PT_BENCH_FEP, &p->fep);
+	tv_le_put(b + PT_BENCH_FADDR, p->floor_addr, 8);
+	tv_le_put(b + PT_BENCH_FRKEY, p->floor_rkey, 4);
+}
 
 static int blob_make(struct bp_node *n, uint8_t *b)
 {
-	struct tv_vf_qp_endpoint ep;
-	struct tv_port_mem_handle h;
-	uint64_t off;
-	int ret = tv_port_conn_endpoint(n->conn, &ep);
+	struct pt_bench_peer p;
+	int ret = tv_port_conn_endpoint(n->conn, &p.ep);
 
-	memset(b, 0, BP_BLOB);
-	tv_le_put(b, BP_MAGIC, 4);
-	tv_le_put(b + 4, 1, 4);
-	tv_le_put(b + 8, n->id, 4);
-	tv_tb_ep_put(b + BP_EP, &ep);
-	tv_port_sem_handle(n->sem, &h, &off);
-	tv_port_mem_handle_encode(&h, b + BP_TOK, TV_PORT_HANDLE_BYTES);
-	tv_le_put(b + BP_TOK_OFF, off, 8);
-	tv_port_mem_handle(n->mdata, &h);
-	tv_port_mem_handle_encode(&h, b + BP_DATA, TV_PORT_HANDLE_BYTES);
 	if (!ret)
-		ret = tv_vf_qp_endpoint(n->floor.qp, &ep);
-	tv_tb_ep_put(b + BP_FEP, &ep);
-	tv_le_put(b + BP_FADDR, (uintptr_t)n->floor.buf, 8);
-	tv_le_put(b + BP_FRKEY, n->floor.mr->rkey, 4);
-	return ret;
+		ret = tv_vf_qp_endpoint(n->floor.qp, &p.fep);
+	if (ret)
+		return ret;
+	tv_port_sem_handle(n->sem, &p.tok, &p.tok_off);
+	tv_port_mem_handle(n->mdata, &p.data);
+	p.floor_addr = (uintptr_t)n->floor.buf;
+	p.floor_rkey = n->floor.mr->rkey;
+	pt_bench_blob_write(n->id, &p, b);
+	return 0;
+}
+
+/* The first field of a peer's blob that is wrong, or NULL. */
+static const char *blob_wrong(const uint8_t *b, size_t len, uint32_t peer,
+			      uint64_t data_bytes, struct pt_bench_peer *p)
+{
+	if (len != PT_BENCH_BLOB_BYTES)
+		return "its length";
+	if (tv_le_get(b, 4) != PT_BENCH_MAGIC || tv_le_get(b + 4, 4) != 1)
+		return "its magic or version (not a bench port peer's)";
+	if (tv_le_get(b + 8, 4) != peer)
+		return "its node";
+	if (tv_tb_ep_get(b + PT_BENCH_EP, &p->ep) ||
+	    tv_tb_ep_get(b + PT_BENCH_FEP, &p->fep))
+		return "a QP endpoint";
+	if (tv_port_mem_handle_decode(b + PT_BENCH_TOK, TV_PORT_HANDLE_BYTES,
+				      &p->tok) || p->tok.node != peer)
+		return "the token handle";
+	if (tv_port_mem_handle_decode(b + PT_BENCH_DATA, TV_PORT_HANDLE_BYTES,
+				      &p->data) || p->data.node != peer)
+		return "the data handle";
+	p->tok_off = tv_le_get(b + PT_BENCH_TOK_OFF, 8);
+	if (p->tok.size_bytes < 8 || p->tok_off > p->tok.size_bytes - 8)
+		return "the token offset (outside its region)";
+	/* Our puts land in the peer's region: as big as ours, or the options
+	 * differ. */
+	if (p->data.size_bytes < data_bytes)
+		return "the data region's size (smaller than ours: were the "
+		       "options the same?)";
+	p->floor_addr = tv_le_get(b + PT_BENCH_FADDR, 8);
+	p->floor_rkey = (uint32_t)tv_le_get(b + PT_BENCH_FRKEY, 4);
+	return NULL;
+}
+
+int pt_bench_blob_read(const uint8_t *b, size_t len, uint32_t peer,
+		       uint64_t data_bytes, char *msg, size_t cap,
+		       struct pt_bench_peer *p_p)
+{
+	struct pt_bench_peer p;
+	const char *wrong = blob_wrong(b, len, peer, data_bytes, &p);
+
+	if (wrong) {
+		snprintf(msg, cap, "node %u's set-up data (%zu bytes): wrong "
+			 "%s", peer, len, wrong);
+		return -EPROTO;
+	}
+	*p_p = p;
+	return 0;
 }
 
 /* The peer's bytes, every field checked before use. */
 static int blob_apply(struct bp_node *n, const uint8_t *b, size_t len)
 {
-	struct tv_vf_qp_endpoint ep, fep;
-	struct tv_port_mem_handle tok, data;
-	uint32_t peer = !n->id;
+	struct pt_bench_peer p;
+	char msg[200];
+	int ret = pt_bench_blob_read(b, len, !n->id, n->data_bytes, msg,
+				     sizeof(msg), &p);
 
-	if (len != BP_BLOB || tv_le_get(b, 4) != BP_MAGIC ||
-	    tv_le_get(b + 4, 4) != 1 || tv_le_get(b + 8, 4) != peer ||
-	    tv_tb_ep_get(b + BP_EP, &ep) || tv_tb_ep_get(b + BP_FEP, &fep) ||
-	    tv_port_mem_handle_decode(b + BP_TOK, TV_PORT_HANDLE_BYTES, &tok) ||
-	    tv_port_mem_handle_decode(b + BP_DATA, TV_PORT_HANDLE_BYTES,
-				      &data) ||
-	    tok.node != peer || data.node != peer ||
-	    tok.size_bytes < 8 ||
-	    tv_le_get(b + BP_TOK_OFF, 8) > tok.size_bytes - 8 ||
-	    data.size_bytes < n->data_bytes) {
-		fprintf(stderr, "bench port: node %u's set-up data is not a "
-			"bench port peer's (%zu bytes; wrong magic, version, "
-			"node, endpoint or handles; or its region is smaller "
-			"than ours: were the options the same?)\n", peer, len);
-		return -EPROTO;
+	if (ret) {
+		fprintf(stderr, "bench port: %s\n", msg);
+		return ret;
 	}
-	int ret = bp_link(n, &ep, &tok, tv_le_get(b + BP_TOK_OFF, 8), &data);
-
+	ret = bp_link(n, &p.ep, &p.tok, p.tok_off, &p.data);
 	if (ret)
 		return ret;
-	return pf_connect_remote(&n->floor, &fep, tv_le_get(b + BP_FADDR, 8),
-				 (uint32_t)tv_le_get(b + BP_FRKEY, 4));
+	return pf_connect_remote(&n->floor, &p.fep, p.floor_addr, p.floor_rkey);
 }
 
 static int bp_connect_split(struct bp *b)
 {
 	struct bp_node *n = &b->n[b->o->only];
-	uint8_t mine[BP_BLOB], **all = NULL;
+	uint8_t mine[PT_BENCH_BLOB_BYTES], **all = NULL;
 	size_t *lens = NULL;
 	int ret = blob_make(n, mine);
 

@@ -137,4 +137,35 @@ extern const struct tv_tb_hw_ops pt_hw_ops;
 /* bench.c: tensorverbs bench port */
 int pt_bench_port_main(int argc, char **argv, const char *argv0);
 
+/*
+ * Split across hosts, each node sends the other its set-up bytes (magic,
+ * version, node, the connection's and the floor's QP endpoints, the
+ * semaphore's token handle and offset, the data handle, the floor's
+ * buffer and rkey).  pt_bench_blob_read decodes the peer's: -EPROTO, msg
+ * naming the first wrong field, for a blob of another length, magic,
+ * version or node, an endpoint or handle that does not decode, handles of
+ * another node, a token offset outside its region, or a data region
+ * smaller than data_bytes (other options).
+ */
+#define PT_BENCH_MAGIC 0x42505654u /* "TVPB", then version 1 */
+#define PT_BENCH_EP 16u
+#define PT_BENCH_TOK (PT_BENCH_EP + TV_TB_EP_BYTES)
+#define PT_BENCH_TOK_OFF (PT_BENCH_TOK + TV_PORT_HANDLE_BYTES)
+#define PT_BENCH_DATA (PT_BENCH_TOK_OFF + 8u)
+#define PT_BENCH_FEP (PT_BENCH_DATA + TV_PORT_HANDLE_BYTES)
+#define PT_BENCH_FADDR (PT_BENCH_FEP + TV_TB_EP_BYTES)
+#define PT_BENCH_FRKEY (PT_BENCH_FADDR + 8u)
+#define PT_BENCH_BLOB_BYTES (PT_BENCH_FRKEY + 4u)
+struct pt_bench_peer {
+	struct tv_vf_qp_endpoint ep, fep;  /* the connection's, the floor's */
+	struct tv_port_mem_handle tok, data;
+	uint64_t tok_off, floor_addr;
+	uint32_t floor_rkey;
+};
+void pt_bench_blob_write(uint32_t node, const struct pt_bench_peer *p,
+			 uint8_t *b);
+int pt_bench_blob_read(const uint8_t *b, size_t len, uint32_t peer,
+		       uint64_t data_bytes, char *msg, size_t cap,
+		       struct pt_bench_peer *p_p);
+
 #endif /* TV_PT_HW_H */
