@@ -307,6 +307,33 @@ START_TEST(test_json_accessors)
 }
 END_TEST
 
+/*
+ * The accessors are a workload's API: a value it looked up and did not
+ * find (json_object_get's NULL) is refused as the wrong type, not read.
+ */
+START_TEST(test_json_accessors_null)
+{
+	char err[TV_TB_ERR_MAX] = "";
+	struct tv_ju jc = { err, sizeof(err) };
+	uint64_t v = 7, lo = 7, hi = 7;
+
+	ck_assert_int_eq(tv_ju_uint(&jc, "$.u", NULL, 10, &v), -EINVAL);
+	ck_assert_str_eq(err, "$.u: must be an integer");
+	err[0] = 0;
+	ck_assert_int_eq(tv_ju_need_object(&jc, "$.o", NULL), -EINVAL);
+	ck_assert_str_eq(err, "$.o: must be an object");
+	err[0] = 0;
+	ck_assert_int_eq(tv_ju_need_array(&jc, "$.a", NULL), -EINVAL);
+	ck_assert_str_eq(err, "$.a: must be an array");
+	err[0] = 0;
+	ck_assert_int_eq(tv_ju_range(&jc, "$.r", NULL, &lo, &hi), -EINVAL);
+	ck_assert_str_eq(err, "$.r: must be an integer");
+	ck_assert_uint_eq(v, 7);
+	ck_assert_uint_eq(lo, 7);
+	ck_assert_uint_eq(hi, 7);
+}
+END_TEST
+
 /* ---- taps and recordings ----------------------------------------------------- */
 
 struct tap_thread {
@@ -2815,6 +2842,7 @@ static Suite *suite(void)
 	ADD(test_toy_summary_fallbacks);
 	ADD(test_toy_refused);
 	ADD(test_json_accessors);
+	ADD(test_json_accessors_null);
 	ADD(test_tap_threads_merge);
 	ADD(test_tap_lines);
 	ADD(test_record_finish_mem);
