@@ -240,8 +240,9 @@ static bool port_active(const struct tv_ibv_device_info *d,
 	return false;
 }
 
-/* What each protocol needs of one device. */
-static void device_checks(struct tv_tb_validation *v, const struct tv_ibv_device_info *d)
+/* What each protocol needs of one device (validate_int.h). */
+void val_device_checks(struct tv_tb_validation *v,
+		       const struct tv_ibv_device_info *d)
 {
 	const struct tv_vf_device_attr *a = &d->attr;
 	const struct tv_ibv_gid *g = ipv4_gid(d);
@@ -349,7 +350,7 @@ static void devices(struct tv_tb_validation *v)
 		if (only && *only && strcmp(only, infos[i].attr.name))
 			continue;
 		used++;
-		device_checks(v, &infos[i]);
+		val_device_checks(v, &infos[i]);
 		inline_check(v, infos[i].attr.name);
 	}
 	val_add(v, "device", "at least one RDMA device", used ? VAL_PASS : VAL_FAIL,

@@ -131,6 +131,14 @@ int val_perftest_client(struct tv_tb_validation *v, const char *tool,
 int val_bench_run(struct tv_tb_validation *v, char *const *args, int node,
 		  uint32_t port, const char *tag, char *log, size_t cap);
 
+/*
+ * One device's checks: an active port, a RoCE IPv4 GID, atomics, READ
+ * depth, queue depth; a device with such a GID is kept for the scenarios
+ * and benchmarks (v->devs, up to VAL_MAX_DEVS).
+ */
+struct tv_ibv_device_info;
+void val_device_checks(struct tv_tb_validation *v,
+		       const struct tv_ibv_device_info *d);
 void val_scenarios(struct tv_tb_validation *v);
 void val_faults(struct tv_tb_validation *v);
 void val_benchmarks(struct tv_tb_validation *v);

@@ -27,6 +27,7 @@
 #include <check.h>
 #include <jansson.h>
 
+#include <tensorverbs/ibverbs.h>
 #include <tensorverbs/testbed.h>
 #include <tensorverbs/workload.h>
 
@@ -1115,6 +1116,87 @@ END_TEST
  * again with its default action.  Here it stays blocked, so that the
  * test sees all of it: the handler is called as the kernel would.
  */
+
+/*
+ * One device's checks from what the device says of itself: a ConnectX-like
+ * one passes everything and is kept for the runs; a device with its port
+ * down, only an IB GID, no atomics, no READ depth and a short queue fails
+ * each check naming the figure; devices past VAL_MAX_DEVS are checked but
+ * not kept.
+ */
+START_TEST(test_val_device_checks)
+{
+	struct tv_ibv_gid gids[2] = {
+		{ .raw = { [10] = 0xff, [11] = 0xff, [12] = 10, [13] = 0,
+			   [14] = 0, [15] = 7 },
+		  .index = 3, .type = TV_IBV_GID_ROCE_V2, .netdev = "eth1" },
+		{ .raw = { 0xfe, 0x80, [15] = 1 }, .index = 0,
+		  .type = TV_IBV_GID_IB },
+	};
+	struct tv_ibv_port_info up = { .port_num = 1, .num_gids = 1,
+				       .gids = &gids[0] };
+	struct tv_ibv_port_info down[2] = {
+		{ .port_num = 1, .num_gids = 0 },
+		{ .port_num = 2, .num_gids = 1, .gids = &gids[1] },
+	};
+	struct tv_ibv_device_info good = { .num_ports = 1, .ports = &up };
+	struct tv_ibv_device_info bad = { .num_ports = 2, .ports = down };
+	struct tv_tb_validation *v;
+
+	mk_tmpdir();
+	v = val_new();
+	up.attr.state = TV_PORT_ACTIVE;
+	up.attr.active_mtu = TV_MTU_4096;
+	snprintf(good.attr.name, sizeof(good.attr.name), "mlx5_0");
+	good.attr.atomic_cap = TV_ATOMIC_HCA;
+	good.attr.max_qp_rd_atom = 16;
+	good.attr.max_qp_init_rd_atom = 16;
+	good.attr.max_qp_wr = 32768;
+	good.attr.max_cqe = 4194303;
+	down[0].attr.state = TV_PORT_DOWN;
+	down[1].attr.state = TV_PORT_DOWN;
+	snprintf(bad.attr.name, sizeof(bad.attr.name), "odd0");
+	bad.attr.max_qp_wr = 128;
+	bad.attr.max_cqe = 256;
+	val_device_checks(v, &good);
+	expect_check(v, "device", "mlx5_0: an active port", VAL_PASS,
+		     "active MTU 4096");
+	expect_check(v, "device", "mlx5_0: RoCE IPv4 GID (rdma_cm)", VAL_PASS,
+		     "10.0.0.7 on eth1 (GID 3, RoCE v2)");
+	expect_check(v, "device", "mlx5_0: atomics (port channels)", VAL_PASS,
+		     "fetch-and-add signals");
+	expect_check(v, "device", "mlx5_0: READ depth (gather)", VAL_PASS,
+		     "max_qp_rd_atom 16, max_qp_init_rd_atom 16");
+	expect_check(v, "device", "mlx5_0: queue depth (gather: 256)",
+		     VAL_PASS, "max_qp_wr 32768, max_cqe 4194303");
+	ck_assert_uint_eq(v->ndevs, 1);
+	ck_assert_str_eq(v->devs[0].ip, "10.0.0.7");
+	ck_assert_uint_eq(v->devs[0].gid_index, 3);
+	ck_assert(v->devs[0].atomics);
+	val_device_checks(v, &bad);
+	expect_check(v, "device", "odd0: an active port", VAL_FAIL,
+		     "active MTU 0");
+	expect_check(v, "device", "odd0: RoCE IPv4 GID (rdma_cm)", VAL_FAIL,
+		     "none (GID 0, -)");
+	expect_check(v, "device", "odd0: atomics (port channels)", VAL_PASS,
+		     "none: signals go as write-with-immediate");
+	expect_check(v, "device", "odd0: READ depth (gather)", VAL_FAIL,
+		     "max_qp_rd_atom 0, max_qp_init_rd_atom 0");
+	expect_check(v, "device", "odd0: queue depth (gather: 256)", VAL_FAIL,
+		     "max_qp_wr 128, max_cqe 256");
+	ck_assert_uint_eq(v->ndevs, 1);
+	/* A GID without its interface's name; the table of devices full. */
+	gids[0].netdev[0] = '\0';
+	for (int i = 0; i < VAL_MAX_DEVS + 1; i++)
+		val_device_checks(v, &good);
+	ck_assert_uint_eq(v->ndevs, VAL_MAX_DEVS);
+	ck_assert_str_eq(v->checks[v->nchecks - 4].detail,
+			 "10.0.0.7 (GID 3, RoCE v2)");
+	val_del(v);
+	rm_tmpdir();
+}
+END_TEST
+
 START_TEST(test_val_signal)
 {
 	void (*handler)(int);
@@ -1661,6 +1743,7 @@ static Suite *suite(void)
 	ADD(test_val_scenarios);
 	ADD(test_val_run_nodes_refusals);
 	ADD(test_val_bench_refusals);
+	ADD(test_val_device_checks);
 	ADD(test_val_benchmarks);
 	ADD(test_val_no_device);
 	return s;
