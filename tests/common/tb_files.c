@@ -171,25 +171,46 @@ struct tv_tb_run *run_scenario_ops(const char *text, uint64_t seed,
 	return run_text(text, seed, NULL, ops, sc_p);
 }
 
-int stdout_to(const char *path)
+/* Standard output or error (fd 1 or 2) into path; the saved fd back. */
+static int fd_to(int which, FILE *stream, const char *path)
 {
 	int saved, fd;
 
-	fflush(stdout);
-	saved = dup(1);
+	fflush(stream);
+	saved = dup(which);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	ck_assert_int_ge(saved, 0);
 	ck_assert_int_ge(fd, 0);
-	dup2(fd, 1);
+	dup2(fd, which);
 	close(fd);
 	return saved;
 }
 
+static void fd_back(int which, FILE *stream, int saved)
+{
+	fflush(stream);
+	dup2(saved, which);
+	close(saved);
+}
+
+int stdout_to(const char *path)
+{
+	return fd_to(1, stdout, path);
+}
+
 void stdout_back(int saved)
 {
-	fflush(stdout);
-	dup2(saved, 1);
-	close(saved);
+	fd_back(1, stdout, saved);
+}
+
+int stderr_to(const char *path)
+{
+	return fd_to(2, stderr, path);
+}
+
+void stderr_back(int saved)
+{
+	fd_back(2, stderr, saved);
 }
 
 void trace_text(const char *text, const char *name, uint64_t seed,

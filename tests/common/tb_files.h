@@ -52,6 +52,8 @@ struct tv_tb_run *run_scenario_ops(const char *text, uint64_t seed,
  */
 int stdout_to(const char *path);
 void stdout_back(int saved);
+int stderr_to(const char *path);
+void stderr_back(int saved);
 /* text run with seed (and breakage) into a trace at tmpdir/name. */
 void trace_text(const char *text, const char *name, uint64_t seed,
 		const char *breakage, char *path, size_t cap);

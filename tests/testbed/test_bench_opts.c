@@ -10,7 +10,6 @@
  * (tests/rxe/run.sh).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,7 +181,7 @@ START_TEST(test_bench_row)
 {
 	const struct row *r = &rows[_i];
 	char copy[512], *argv[64], err[256], *text;
-	int argc, fd, saved, rc;
+	int argc, saved, rc;
 
 	if (!strcmp(r->err, NODEV) && have_device()) {
 		fprintf(stderr, "row %d skipped: this machine has an RDMA "
@@ -200,17 +199,9 @@ START_TEST(test_bench_row)
 	 */
 	signal(SIGTERM, SIG_DFL);
 	tmp_path(err, sizeof(err), "stderr");
-	fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	ck_assert_int_ge(fd, 0);
-	fflush(stderr);
-	saved = dup(2);
-	ck_assert_int_ge(saved, 0);
-	ck_assert_int_eq(dup2(fd, 2), 2);
-	close(fd);
+	saved = stderr_to(err);
 	rc = r->fn(argc, argv, "tensorverbs");
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
+	stderr_back(saved);
 	text = read_all(err);
 	if (rc != r->rc || (!strcmp(r->err, NODEV) ? !*text :
 			    !strstr(text, r->err)))

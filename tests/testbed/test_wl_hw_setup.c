@@ -17,6 +17,7 @@
 
 #include <check.h>
 
+#include <tensorverbs/cm.h>
 #include <tensorverbs/gather.h>
 #include <tensorverbs/sim.h>
 #include <tensorverbs/testbed.h>
@@ -398,6 +399,109 @@ START_TEST(test_serve_skips_sim_only_workload)
 }
 END_TEST
 
+
+/*
+ * serve's refusals before a device, from the scenario and the options: a
+ * skip (exit 77) says what only the simulator models, a usage error
+ * (exit 2) names the option, and with every address known the device
+ * opening fails naming the device (the host CI has none).
+ */
+static const char serve_base[] =
+	"{\"name\": \"t\", \"seed\": 1, \"nodes\": 2, \"steps\": "
+	"[{\"step_id\": 1, \"sends\": [{\"from\": 0, \"to\": 1, "
+	"\"name\": \"w\", \"dtype\": \"float\", \"shape\": [4]}], "
+	"\"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"w\", "
+	"\"expect\": \"ok\"}]}]%s}";
+
+struct serve_case {
+	const char *extra;   /* members added to serve_base, or a whole file */
+	const char *faults;  /* --faults */
+	uint32_t node;
+	int addrs;           /* nodes 0..addrs-1 have an address */
+	int rc;
+	const char *out;     /* in standard output, or NULL */
+	const char *err;     /* in standard error, or NULL */
+};
+
+static const struct serve_case serve_cases[] = {
+	{ ", \"link\": {\"bandwidth_bytes_per_sec\": 1e9}", NULL, 0, 2,
+	  TV_TB_SERVE_SKIP, "SKIP: t: it models link latency/bandwidth", NULL },
+	{ ", \"link\": {\"latency_ns\": 5000}", NULL, 0, 2,
+	  TV_TB_SERVE_SKIP, "SKIP: t: it models link latency/bandwidth", NULL },
+	{ ", \"faults\": [{\"point\": \"sim/cq/overflow\", \"nth\": 1}]",
+	  NULL, 0, 2, TV_TB_SERVE_SKIP,
+	  "SKIP: t: fault point 'sim/cq/overflow' exists only in the simulator",
+	  NULL },
+	{ "", "sim/deliver/delay:nth=2", 0, 2, TV_TB_SERVE_SKIP,
+	  "SKIP: t: fault point 'sim/deliver/delay' exists only in the "
+	  "simulator", NULL },
+	{ "", "no/such/point", 0, 2, TV_TB_SERVE_USAGE, NULL,
+	  "tensorverbs serve: bad --faults: " },
+	{ "", NULL, 2, 2, TV_TB_SERVE_USAGE, NULL,
+	  "--node 2, but the scenario has 2 nodes" },
+	{ "", NULL, 0, 0, TV_TB_SERVE_USAGE, NULL,
+	  "no address for node 0 (--addr ADDR:PORT)" },
+	{ "", NULL, 0, 1, TV_TB_SERVE_USAGE, NULL,
+	  "no address for node 1 (--peer J=ADDR:PORT or --cluster)" },
+	{ "!{\"nodes\": 2}", NULL, 0, 2, TV_TB_SERVE_USAGE, NULL,
+	  "tensorverbs serve: invalid scenario " },
+	{ "", NULL, 1, 2, TV_TB_SERVE_USAGE, NULL,
+	  "tensorverbs serve: node 1: no RDMA device" },
+};
+
+START_TEST(test_serve_refusals)
+{
+	const struct serve_case *c = &serve_cases[_i];
+	char path[128], out[128], err[128], text[1024];
+	struct tv_tb_serve_opts o;
+	char *got_out, *got_err;
+	int so, se, rc;
+
+	if (c->rc == TV_TB_SERVE_USAGE && strstr(c->err, "no RDMA device") &&
+	    access("/sys/class/infiniband", F_OK) == 0) {
+		fprintf(stderr, "case %d skipped: this machine has an RDMA "
+			"device\n", _i);
+		return;
+	}
+	mk_tmpdir();
+	tmp_path(path, sizeof(path), "t.json");
+	tmp_path(out, sizeof(out), "out.txt");
+	tmp_path(err, sizeof(err), "err.txt");
+	if (c->extra[0] == '!')
+		snprintf(text, sizeof(text), "%s", c->extra + 1);
+	else
+		snprintf(text, sizeof(text), serve_base, c->extra);
+	write_file(path, text);
+	memset(&o, 0, sizeof(o));
+	o.scenario_path = path;
+	o.node = c->node;
+	o.faults = c->faults;
+	o.faults_node = -1;
+	o.timeout_s = 2;
+	for (int j = 0; j < c->addrs; j++) {
+		char a[32];
+
+		snprintf(a, sizeof(a), "127.0.0.1:%d", 7790 + j);
+		ck_assert_int_eq(tv_cm_parse_addr(a, &o.addrs[j]), 0);
+		o.have_addr[j] = true;
+	}
+	so = stdout_to(out);
+	se = stderr_to(err);
+	rc = tv_tb_serve(&o);
+	stderr_back(se);
+	stdout_back(so);
+	got_out = read_all(out);
+	got_err = read_all(err);
+	ck_assert_msg(rc == c->rc && (!c->out || strstr(got_out, c->out)) &&
+		      (!c->err || strstr(got_err, c->err)),
+		      "case %d: exit %d (expected %d)\nstdout: %s\nstderr: %s",
+		      _i, rc, c->rc, got_out, got_err);
+	free(got_out);
+	free(got_err);
+	rm_tmpdir();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("wl_hw_setup");
@@ -411,6 +515,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_gather_blob_applied);
 	tcase_add_test(tc, test_parse_peer_refusals);
 	tcase_add_test(tc, test_serve_skips_sim_only_workload);
+	tcase_add_loop_test(tc, test_serve_refusals, 0,
+			    (int)(sizeof(serve_cases) / sizeof(serve_cases[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }
