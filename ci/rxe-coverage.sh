@@ -11,10 +11,11 @@
 #   RXE_COV_TIMEOUT   the whole VM run, seconds (default 2400)
 #   RXE_COV_ONLY      a tests/rxe/run.sh --only glob (default: every test)
 #
-# The suite's verdicts are not this script's: the rxe stage runs the same
-# tests on the optimised build and fails CI on a failure.  This one fails
-# when no coverage came back, and on the allocation sweep (oom_*) and the
-# fault sweep (flt_*), which run only here.
+# The tests it runs are judged here, and only here: .ci/run's rxe stage
+# skips them (RXE_TESTS_SKIP) so that each rxe test runs once.  This
+# script fails on any test's failure, when the suite did not end (its exit
+# status, its summary), when no coverage came back, and when the
+# allocation sweep (oom_*) or the fault sweep (flt_*) did not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,7 +37,7 @@ only=()
 set +e
 TV_RXE_OOM=1 TV_RXE_FAULTS=1 TV_BIN=$build/cli/tensorverbs TV_RXE_OUT=$out bash ci/rxe/vm.sh --devices 2 \
 	--mem 2048 --timeout "${RXE_COV_TIMEOUT:-2400}" --share "$build" -- \
-	bash -c 'bash tests/rxe/run.sh "$@"; "$TV_BIN" validate --scenarios "$TV_RXE_OUT/vsc" --out "$TV_RXE_OUT/validate" >"$TV_RXE_OUT/validate.log" 2>&1; echo "rxe-coverage: validate exit $?"' \
+	bash -c 'bash tests/rxe/run.sh "$@"; echo "rxe-coverage: run.sh exit $?"; "$TV_BIN" validate --scenarios "$TV_RXE_OUT/vsc" --out "$TV_RXE_OUT/validate" >"$TV_RXE_OUT/validate.log" 2>&1; echo "rxe-coverage: validate exit $?"' \
 	_ "${only[@]}" >"$build/rxe-coverage.log" 2>&1
 rc=$?
 set -e
@@ -50,19 +51,23 @@ lcov --quiet --config-file ci/lcovrc --extract "$build/rxe.info.all" \
 lcov --config-file ci/lcovrc --summary "$build/rxe.info" 2>&1 |
 	sed -n 's/^ *\(lines\|branches\)/rxe-coverage: the VM run alone: \1/p'
 [ -s "$build/rxe.info" ] || { echo "rxe-coverage: no coverage came back from the VM" >&2; exit 1; }
-# The sweeps run only here (TV_RXE_OOM=1: allocations, oom_*;
-# TV_RXE_FAULTS=1: fault points, flt_*): their verdicts are this script's.
+# Every verdict of the suite (the sweeps among them: TV_RXE_OOM=1,
+# allocations and calls, oom_*; TV_RXE_FAULTS=1, fault points, flt_*).
+log=$build/rxe-coverage.log
+grep -E "^(PASS|FAIL|SKIP)  (oom_|flt_)" "$log" || true
+if grep -q "^FAIL  " "$log"; then
+	grep -A20 "^FAIL  " "$log" | grep -E '^(FAIL|  )' >&2 || true
+	echo "rxe-coverage: $(grep -c "^FAIL  " "$log") rxe test(s) failed (log: $log)" >&2
+	exit 1
+fi
+grep -qE '^rxe: [0-9]+ passed, 0 failed, [0-9]+ skipped$' "$log" &&
+	grep -q '^rxe-coverage: run.sh exit 0$' "$log" ||
+	{ echo "rxe-coverage: the rxe suite did not end with its summary and exit 0 (log: $log)" >&2; exit 1; }
 shopt -s extglob # RXE_COV_ONLY's @(a|b)
-for sweep in "oom_:allocation:oom_rendezvous_0" "flt_:fault:flt_rendezvous_0"; do
-	IFS=: read -r pre what first <<<"$sweep"
-	grep -E "^(PASS|FAIL|SKIP)  $pre" "$build/rxe-coverage.log" || true
-	if grep -q "^FAIL  $pre" "$build/rxe-coverage.log"; then
-		grep -A20 "^FAIL  $pre" "$build/rxe-coverage.log" | grep '^  ' >&2 || true
-		echo "rxe-coverage: the $what sweep failed (tests/rxe/run.sh ${pre}*)" >&2
-		exit 1
-	fi
+for sweep in "allocation:oom_rendezvous_0" "fault:flt_rendezvous_0"; do
+	IFS=: read -r what first <<<"$sweep"
 	if [ -z "${RXE_COV_ONLY:-}" ] || [[ "$first" == ${RXE_COV_ONLY} ]]; then
-		grep -q "^PASS  $first" "$build/rxe-coverage.log" ||
+		grep -q "^PASS  $first" "$log" ||
 			{ echo "rxe-coverage: the $what sweep did not run" >&2; exit 1; }
 	fi
 done
