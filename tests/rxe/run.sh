@@ -5,7 +5,7 @@
 # late peer, a dropped connection).  Runs INSIDE the rxe VM
 # (ci/rxe/vm.sh --devices 2): node j uses rxe(j%2) at 10.77.0.(j%2+1).
 #
-#   tests/rxe/run.sh [--only NAME]   (NAME may be a glob: "gather_*", "@(a|b)")
+#   tests/rxe/run.sh [--only GLOB] [--skip GLOB]   (globs: "gather_*", "@(a|b)")
 #
 # Environment: TV_BIN (default build-rxe-tests/cli/tensorverbs),
 # TV_RXE_TIMEOUT (seconds per process, default 180), TV_RXE_ACK_TIMEOUT_MS
@@ -22,15 +22,20 @@ tmo=${TV_RXE_TIMEOUT:-180}
 ack=${TV_RXE_ACK_TIMEOUT_MS:-10000}
 # --only takes a glob, extended: @(a|b) names several.
 shopt -s extglob
-only=
+only= skip=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--only) only=$2; shift 2 ;;
-	*) echo "usage: $0 [--only NAME]" >&2; exit 2 ;;
+	--skip) skip=$2; shift 2 ;;
+	*) echo "usage: $0 [--only GLOB] [--skip GLOB]" >&2; exit 2 ;;
 	esac
 done
-# picked NAME: the test runs (no --only, or --only's glob matches it).
-picked() { [ -z "$only" ] || [[ "$1" == $only ]]; }
+# picked NAME: the test runs (no --only, or --only's glob matches it; and
+# no --skip, or --skip's glob does not match it).
+picked() {
+	{ [ -z "$only" ] || [[ "$1" == $only ]]; } &&
+		{ [ -z "$skip" ] || [[ "$1" != $skip ]]; }
+}
 
 for v in RXE_DEV0 RXE_DEV1 RXE_IP0 RXE_IP1; do
 	[ -n "${!v:-}" ] || { echo "rxe: $v is not set: run inside ci/rxe/vm.sh --devices 2" >&2; exit 2; }
@@ -943,6 +948,7 @@ oom_bench() {
 	a0=$RXE_IP0:$port a1=$RXE_IP1:$((port + 1))
 	case $kind in
 	gather) args=(--total 4096 --batch 1024) ;;
+	rxe) args=(--sizes 65536 --bytes 1048576 --lat-iters 50 --floor) ;;
 	*) args=(--sizes 65536 --bytes 1048576 --lat-iters 50) ;;
 	esac
 	pids=()

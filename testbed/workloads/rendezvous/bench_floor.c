@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "bench_floor.h"
+#include "le.h"   /* engine/: little-endian bytes */
 
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
@@ -25,10 +26,13 @@
 #define FL_WARMUP 100
 #define FL_BUF_BYTES 4096
 
-struct fl_peer {         /* what each side tells the other, CM private data */
+/* What each side tells the other in the CM private data (le.h): its
+ * buffer's address (8 bytes) and rkey (4). */
+#define FL_PEER_BYTES 12u
+struct fl_peer {
 	uint64_t addr;
 	uint32_t rkey;
-} __attribute__((packed));
+};
 
 struct fl {
 	struct rdma_cm_id *listen_id, *id;
@@ -99,6 +103,20 @@ static int fl_resources(struct fl *f)
 	return 0;
 }
 
+/* The peer's buffer and rkey from the CM event's private data: as many
+ * bytes as we need, or it is not our floor at the other end. */
+static int fl_peer_of(struct fl *f)
+{
+	const struct rdma_conn_param *c = &f->id->event->param.conn;
+
+	if (!c->private_data || c->private_data_len < FL_PEER_BYTES)
+		return -EPROTO;
+	f->peer.addr = tv_le_get(c->private_data, 8);
+	f->peer.rkey = (uint32_t)tv_le_get((const uint8_t *)c->private_data +
+					   8, 4);
+	return 0;
+}
+
 static socklen_t fl_addr_len(const struct sockaddr *sa)
 {
 	return sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
@@ -109,7 +127,7 @@ static int fl_connect(struct fl *f, const struct sockaddr *srv,
 		      const struct sockaddr *src, bool server)
 {
 	struct rdma_addrinfo hints = { 0 }, *res;
-	struct fl_peer mine;
+	uint8_t mine[FL_PEER_BYTES];
 	struct rdma_conn_param cp = { 0 };
 	int ret;
 
@@ -136,22 +154,18 @@ static int fl_connect(struct fl *f, const struct sockaddr *srv,
 	ret = fl_resources(f);
 	if (ret)
 		return ret;
-	if (server)
-		memcpy(&f->peer, f->id->event->param.conn.private_data,
-		       sizeof(f->peer));
-	mine.addr = (uint64_t)(uintptr_t)f->buf;
-	mine.rkey = f->mr->rkey;
-	cp.private_data = &mine;
+	if (server && (ret = fl_peer_of(f)))
+		return ret;
+	tv_le_put(mine, (uintptr_t)f->buf, 8);
+	tv_le_put(mine + 8, f->mr->rkey, 4);
+	cp.private_data = mine;
 	cp.private_data_len = sizeof(mine);
 	cp.retry_count = 7;
 	cp.rnr_retry_count = 7;
 	if (server ? rdma_accept(f->id, &cp) : rdma_connect(f->id, &cp))
 		return -errno;
 	f->connected = true;
-	if (!server)
-		memcpy(&f->peer, f->id->event->param.conn.private_data,
-		       sizeof(f->peer));
-	return 0;
+	return server ? 0 : fl_peer_of(f);
 }
 
 /* Take what the CQ has: receives are counted (and re-posted), sends freed. */
@@ -281,8 +295,11 @@ int bench_floor(const struct sockaddr *srv, const struct sockaddr *src,
 
 	if (!iters || !bytes || bytes > FL_BUF_BYTES)
 		return -EINVAL;
-	if (!server && !(rtt = calloc(iters, sizeof(*rtt))))
+	if (!server && !(rtt = calloc(iters, sizeof(*rtt)))) {
+		fprintf(stderr, "bench rxe --floor (client): the round trips' "
+			"table: %s\n", strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	ret = fl_connect(&f, srv, src, server);
 	/* The server process may not listen yet: try for 20 s. */
 	for (int i = 0; ret && !server && i < 200; i++) {
