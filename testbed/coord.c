@@ -243,6 +243,9 @@ static void on_hello(struct coord *c, struct coord_peer *p, const char *args)
 		return;
 	}
 	slot = &c->peers[n];
+	/* A node back after its connection closed: what it left goes. */
+	free(slot->out);
+	free(slot->stats);
 	*slot = *p;
 	memset(p, 0, sizeof(*p));
 	p->fd = -1;

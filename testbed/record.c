@@ -576,6 +576,7 @@ int tb_rec_read_body(struct tb_trace_reader *rd, json_t ***lines_p,
 		}
 		if (*sum_p || !tb_trace_is_event(obj) ||
 		    !json_is_integer(json_object_get(obj, "t")) ||
+		    !json_is_string(json_object_get(obj, "kind")) ||
 		    !json_is_integer(json_object_get(obj, "node"))) {
 			json_decref(obj);
 			snprintf(err, cap, "%.900s:%" PRIu64 ": %s", rd->path, rd->line,
@@ -652,6 +653,11 @@ static const char *rec_str(json_t *hdr, const char *key)
 static int merge_check(struct merge_in *in, size_t n, const char *const *paths,
 		       char *err, size_t cap)
 {
+	/* Else merge_write() copies a header nobody read: not -ENOMEM. */
+	if (!n) {
+		snprintf(err, cap, "no recordings to merge");
+		return -EINVAL;
+	}
 	for (size_t i = 1; i < n; i++) {
 		const char *what = NULL;
 

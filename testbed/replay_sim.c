@@ -326,12 +326,15 @@ static int follow_poll(void *ctx, uint32_t cq, struct tv_vf_wc *wc, int got,
 
 static int index_polls(struct follow *f, char *err, size_t cap)
 {
+	const char *kind;
 	json_t *l;
 	int rc;
 
 	for (size_t i = 0; i < f->nlines; i++) {
 		l = f->lines[i];
-		if (strcmp(json_string_value(json_object_get(l, "kind")), "POLL"))
+		/* tb_rec_read_body refuses an event without a "kind" string. */
+		kind = json_string_value(json_object_get(l, "kind"));
+		if (strcmp(kind, "POLL"))
 			continue;
 		if (!json_is_integer(json_object_get(l, "cq"))) {
 			snprintf(err, cap, "event %zu: a POLL without a \"cq\" number",

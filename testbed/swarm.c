@@ -231,8 +231,16 @@ static int spawn(const struct tv_tb_swarm_opts *a, struct worker *w,
 			worker_main(a, j, fds[1]);
 		}
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		if (w[j].pid < 0)
+		if (w[j].pid < 0) {
+			/*
+			 * No worker: stop_workers() must not kill(-1) (every
+			 * process we may signal) nor close w[j].fd (fd 0).
+			 */
+			w[j].pid = 0;
+			close(fds[0]);
+			close(fds[1]);
 			return -err;
+		}
 		close(fds[1]);
 		w[j].fd = fds[0];
 		w[j].next = a->first + j;

@@ -151,14 +151,9 @@ static int open_engine(struct ph *h, char *msg, size_t cap)
 			~(size_t)4095;
 	int ret;
 
-	tv_port_config_default(&cfg);
+	pt_engine_config(sc, h->me, &cfg);
 	tv_ibv_connect_cfg(h->base, &h->connect);
 	cfg.connect = &h->connect;
-	cfg.node_id = h->me;
-	cfg.signal_mode = sc->mode;
-	cfg.cq_size = sc->cq_size;
-	cfg.max_write_queue = sc->max_write_queue;
-	cfg.fifo_size = sc->fifo_size;
 	cfg.observe = ph_observe;
 	cfg.observe_ctx = h;
 	h->data_bytes = dbytes ? dbytes : 4096;

@@ -139,6 +139,12 @@ struct pt_scenario {
 int pt_scenario_parse(struct tv_ju *jc, json_t *root,
 		      struct tv_tb_scenario *core, void **wl_p);
 void pt_scenario_free(void *wl);
+/*
+ * The engine's configuration for node id of sc, on the simulator and on
+ * real verbs alike (the runner adds its observer, timeouts, breakage).
+ */
+void pt_engine_config(const struct pt_scenario *sc, uint32_t id,
+		      struct tv_port_config *cfg);
 const char *pt_kind_name(enum pt_kind kind);
 const char *pt_op_name(enum pt_op_kind kind);
 

@@ -175,12 +175,7 @@ static void node_config(struct pt_runner *r, uint32_t id,
 {
 	const struct pt_scenario *sc = r->sc;
 
-	tv_port_config_default(cfg);
-	cfg->node_id = id;
-	cfg->signal_mode = sc->mode;
-	cfg->cq_size = sc->cq_size;
-	cfg->max_write_queue = sc->max_write_queue;
-	cfg->fifo_size = sc->fifo_size;
+	pt_engine_config(sc, id, cfg);
 	cfg->test_breakage = r->breakage;
 	cfg->observe = pt_observe;
 	cfg->observe_ctx = r;

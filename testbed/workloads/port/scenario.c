@@ -394,3 +394,18 @@ err:
 	pt_scenario_free(sc);
 	return rc;
 }
+
+void pt_engine_config(const struct pt_scenario *sc, uint32_t id,
+		      struct tv_port_config *cfg)
+{
+	tv_port_config_default(cfg);
+	cfg->node_id = id;
+	cfg->signal_mode = sc->mode;
+	cfg->cq_size = sc->cq_size;
+	/* The engine's receives (write-imm signals) must fit the CQ: its
+	 * default depth (16) is above the smallest CQ a scenario may ask. */
+	if (cfg->recv_depth > sc->cq_size)
+		cfg->recv_depth = sc->cq_size;
+	cfg->max_write_queue = sc->max_write_queue;
+	cfg->fifo_size = sc->fifo_size;
+}
