@@ -40,11 +40,9 @@
 #include "common/check_main.h"
 #include "common/tb_files.h"
 #include "coord.h"
+#include "common/coord_peer.h"
 #include "tb_int.h"
 
-#define FP 0x2aull          /* every honest node's fingerprint */
-#define WAIT_NS 5000000000ull
-#define RETRY_NS 200000000ull /* coord.c's COORD_RETRY_NS */
 #define AG_CHUNK 192          /* coord.c's bytes per all-gather line */
 
 /* Address-space limits break the sanitizers' shadow memory. */
@@ -57,187 +55,10 @@
 #endif
 #endif
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* A loopback TCP port nobody listens on now. */
-static uint16_t free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	ck_assert_int_ge(fd, 0);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
-static struct sockaddr_storage addr_of(uint16_t port)
-{
-	struct sockaddr_storage ss = { 0 };
-	struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-
-	a->sin_family = AF_INET;
-	a->sin_port = htons(port);
-	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	return ss;
-}
-
-static void node_init(struct coord *c, uint32_t node, uint32_t nodes,
-		      uint16_t port, size_t nstats)
-{
-	struct sockaddr_storage a = addr_of(port);
-	char msg[256] = "";
-
-	ck_assert_int_eq(coord_init(c, node, nodes, (struct sockaddr *)&a, FP,
-				    nstats, msg, sizeof(msg)), 0);
-}
-
-/* ---- a raw peer: lines by hand ------------------------------------------- */
-
-struct raw {
-	int fd;
-	char buf[8192];
-	size_t len;
-};
-
-static void raw_connect(struct raw *r, uint16_t port)
-{
-	struct sockaddr_storage a = addr_of(port);
-
-	r->len = 0;
-	r->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(r->fd, 0);
-	ck_assert_int_eq(connect(r->fd, (struct sockaddr *)&a,
-				 sizeof(struct sockaddr_in)), 0);
-}
-
-static void pump(struct coord **cs, size_t n)
-{
-	int got = 0;
-
-	for (size_t i = 0; i < n; i++)
-		got += coord_poll(cs[i], mono_ns());
-	if (!got)
-		poll(NULL, 0, 1);
-}
-
-/* All of s, pumping the coordinators while the socket is full. */
-static void raw_send_n(struct raw *r, struct coord **cs, size_t n,
-		       const char *s, size_t len)
-{
-	uint64_t t0 = mono_ns();
-
-	while (len) {
-		ssize_t w = send(r->fd, s, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-
-		if (w > 0) {
-			s += w;
-			len -= (size_t)w;
-			continue;
-		}
-		ck_assert_int_eq(errno, EAGAIN);
-		ck_assert_msg(mono_ns() - t0 < WAIT_NS, "nobody reads");
-		pump(cs, n);
-	}
-}
-
-static void raw_send(struct raw *r, struct coord **cs, size_t n,
-		     const char *s)
-{
-	raw_send_n(r, cs, n, s, strlen(s));
-}
-
-/*
- * The raw peer's next line (without its newline) into out, pumping the
- * coordinators meanwhile; false at end of file.  Fails after 5 s.
- */
-static bool raw_line(struct raw *r, struct coord **cs, size_t n, char *out,
-		     size_t cap)
-{
-	uint64_t t0 = mono_ns();
-
-	for (;;) {
-		char *nl = memchr(r->buf, '\n', r->len);
-		ssize_t got;
-
-		if (nl) {
-			size_t k = (size_t)(nl - r->buf);
-
-			ck_assert_uint_lt(k, cap);
-			memcpy(out, r->buf, k);
-			out[k] = 0;
-			memmove(r->buf, nl + 1, r->len - k - 1);
-			r->len -= k + 1;
-			return true;
-		}
-		ck_assert_uint_lt(r->len, sizeof(r->buf));
-		got = recv(r->fd, r->buf + r->len, sizeof(r->buf) - r->len,
-			   MSG_DONTWAIT);
-		if (got == 0 || (got < 0 && errno == ECONNRESET))
-			return false;
-		if (got > 0) {
-			r->len += (size_t)got;
-			continue;
-		}
-		ck_assert_int_eq(errno, EAGAIN);
-		ck_assert_msg(mono_ns() - t0 < WAIT_NS, "no line came");
-		pump(cs, n);
-	}
-}
-
-static void expect_line(struct raw *r, struct coord **cs, size_t n,
-			const char *want)
-{
-	char line[4096];
-
-	ck_assert_msg(raw_line(r, cs, n, line, sizeof(line)),
-		      "end of file instead of '%s'", want);
-	ck_assert_str_eq(line, want);
-}
-
-static void pump_until(struct coord **cs, size_t n,
-		       bool (*cond)(struct coord *c), struct coord *arg)
-{
-	uint64_t t0 = mono_ns();
-
-	while (!cond(arg)) {
-		ck_assert_msg(mono_ns() - t0 < WAIT_NS, "stuck");
-		pump(cs, n);
-	}
-}
-
-static bool is_aborted(struct coord *c)
-{
-	return c->aborted;
-}
-
-static bool is_joined(struct coord *c)
-{
-	return c->joined;
-}
-
-static bool has_hello1(struct coord *c)
-{
-	return c->peers[1].hello;
-}
 
 static bool slot1_taken(struct coord *c)
 {
 	return c->peers[1].fd >= 0;
-}
-
-static bool has_stats1(struct coord *c)
-{
-	return coord_stats(c, 1) != NULL;
 }
 
 static bool has_blob1(struct coord *c)
@@ -258,7 +79,7 @@ static void root_and_node1(struct coord *root, struct raw *r, uint32_t nodes)
 
 	node_init(root, 0, nodes, port, 1);
 	raw_connect(r, port);
-	raw_send(r, cs, 1, "HELLO 1 000000000000002a\n");
+	raw_send(r, "HELLO 1 000000000000002a\n");
 	pump_until(cs, 1, has_hello1, root);
 	if (nodes == 2)
 		expect_line(r, cs, 1, "WELCOME");
@@ -266,63 +87,6 @@ static void root_and_node1(struct coord *root, struct raw *r, uint32_t nodes)
 
 /* ---- a fake node 0 for a leaf ------------------------------------------------ */
 
-struct fake_root {
-	int lfd;
-	uint16_t port;
-	struct raw conn;
-};
-
-static void fake_listen(struct fake_root *f)
-{
-	struct sockaddr_storage a;
-	int one = 1;
-
-	f->port = free_port();
-	a = addr_of(f->port);
-	f->conn.fd = -1;
-	f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			0);
-	ck_assert_int_ge(f->lfd, 0);
-	setsockopt(f->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	ck_assert_int_eq(bind(f->lfd, (struct sockaddr *)&a,
-			      sizeof(struct sockaddr_in)), 0);
-	ck_assert_int_eq(listen(f->lfd, 4), 0);
-}
-
-/* The leaf's next connection, its HELLO checked; now_ns skips retry waits. */
-static void fake_accept(struct fake_root *f, struct coord *leaf)
-{
-	struct coord *cs[] = { leaf };
-	uint64_t t0 = mono_ns();
-
-	f->conn.len = 0;
-	while ((f->conn.fd = accept4(f->lfd, NULL, NULL,
-				     SOCK_NONBLOCK | SOCK_CLOEXEC)) < 0) {
-		ck_assert_msg(mono_ns() - t0 < WAIT_NS, "no connection");
-		coord_poll(leaf, mono_ns() + RETRY_NS);
-		poll(NULL, 0, 1);
-	}
-	expect_line(&f->conn, cs, 1, "HELLO 1 000000000000002a");
-}
-
-/* Leaf node 1 of 2, joined to a fake node 0. */
-static void leaf_joined(struct coord *leaf, struct fake_root *f)
-{
-	struct coord *cs[] = { leaf };
-
-	fake_listen(f);
-	node_init(leaf, 1, 2, f->port, 1);
-	fake_accept(f, leaf);
-	raw_send(&f->conn, cs, 1, "WELCOME\n");
-	pump_until(cs, 1, is_joined, leaf);
-}
-
-static void fake_root_close(struct fake_root *f)
-{
-	if (f->conn.fd >= 0)
-		close(f->conn.fd);
-	close(f->lfd);
-}
 
 /* ---- node 0 and its nodes ------------------------------------------------------ */
 
@@ -496,7 +260,7 @@ START_TEST(test_coord_hello_after_join)
 
 	root_and_node1(&root, &r, 2);
 	ck_assert(root.joined);
-	raw_send(&r, cs, 1, "STATS 7\n");
+	raw_send(&r, "STATS 7\n");
 	pump_until(cs, 1, has_stats1, &root);
 	ck_assert_uint_eq(coord_stats(&root, 1)[0], 7);
 	close(r.fd);
@@ -505,7 +269,7 @@ START_TEST(test_coord_hello_after_join)
 	ck_assert_int_eq(root.peers[1].fd, -1);
 	raw_connect(&again, ntohs(((struct sockaddr_in *)&root.addr0)
 					  ->sin_port));
-	raw_send(&again, cs, 1, "HELLO 1 000000000000002a\n");
+	raw_send(&again, "HELLO 1 000000000000002a\n");
 	pump_until(cs, 1, slot1_taken, &root);
 	ck_assert(root.peers[1].hello);
 	ck_assert_uint_eq(root.peers[1].out_len, 0);
@@ -557,7 +321,7 @@ START_TEST(test_coord_ag_blob_limit)
 	ck_assert(!root.aborted);
 	ck_assert_uint_eq(root.ag_len[1], COORD_AG_MAX);
 	ck_assert_uint_eq(root.ag_blob[1][COORD_AG_MAX - 1], 0x5a);
-	raw_send(&r, cs, 1, "AG 1 00\n");
+	raw_send(&r, "AG 1 00\n");
 	pump_until(cs, 1, is_aborted, &root);
 	ck_assert_str_eq(root.abort_msg, "node 0: a malformed all-gather "
 			 "line from node 1");
@@ -567,7 +331,7 @@ START_TEST(test_coord_ag_blob_limit)
 	free(buf);
 
 	root_and_node1(&root, &r, 2);
-	raw_send(&r, cs, 1, "AG 1 00g0\n");
+	raw_send(&r, "AG 1 00g0\n");
 	pump_until(cs, 1, is_aborted, &root);
 	ck_assert_str_eq(root.abort_msg, "node 0: a malformed all-gather "
 			 "line from node 1");
@@ -591,7 +355,7 @@ START_TEST(test_coord_ag_empty_root)
 	size_t *l;
 
 	root_and_node1(&root, &r, 2);
-	raw_send(&r, cs, 1, "AGEND 1\n");
+	raw_send(&r, "AGEND 1\n");
 	pump_until(cs, 1, has_blob1, &root);
 	ck_assert(!coord_ag_done(&root));
 	ck_assert_int_eq(coord_ag_start(&root, "", 0), 0);
@@ -632,7 +396,7 @@ START_TEST(test_coord_leaf_no_retry_after_join)
 	struct pollfd pfd[2];
 	uint64_t wake = 0;
 
-	leaf_joined(&leaf, &f);
+	leaf_joined(&leaf, &f, 2);
 	close(f.conn.fd);
 	f.conn.fd = -1;
 	pump_until(cs, 1, is_aborted, &leaf);
@@ -667,7 +431,7 @@ START_TEST(test_coord_leaf_eof_before_join)
 	pump_until(cs, 1, leaf_closed, &leaf);
 	ck_assert(!leaf.aborted);
 	fake_accept(&f, &leaf);
-	raw_send(&f.conn, cs, 1, "WELCOME\n");
+	raw_send(&f.conn, "WELCOME\n");
 	pump_until(cs, 1, is_joined, &leaf);
 	ck_assert(!leaf.aborted);
 	coord_fini(&leaf);
@@ -684,7 +448,7 @@ START_TEST(test_coord_leaf_pollout)
 	struct pollfd pfd[2];
 	uint64_t wake = 0;
 
-	leaf_joined(&leaf, &f);
+	leaf_joined(&leaf, &f, 2);
 	ck_assert_int_eq(coord_pollfds(&leaf, pfd, 2, &wake), 1);
 	ck_assert_int_eq(pfd[0].events, POLLIN);
 	ck_assert_int_eq(coord_barrier_enter(&leaf, 1), 0);

@@ -22,6 +22,7 @@
 #include <tensorverbs/workload.h>
 
 #include "common/check_main.h"
+#include "common/poke.h"
 #include "common/tb_files.h"
 #include "run_int.h"
 #include "tb_int.h"
@@ -29,68 +30,6 @@
 #include "workloads/port/pt.h"
 
 /* ---- helpers ------------------------------------------------------------- */
-
-/* What the test's invariant does at an event; once, when it says so. */
-struct poke {
-	bool (*fn)(struct poke *k, struct tv_tb_run *run, void *st);
-	bool done;
-	uint64_t u[8];
-	char name[64];
-};
-
-static void poke_event(void *ctx, struct tv_tb_run *run,
-		       const struct tv_sim_event *ev)
-{
-	struct poke *k = ctx;
-
-	(void)ev;
-	if (!k->done && run->wl)
-		k->done = k->fn(k, run, run->wl);
-}
-
-/* sc run with seed and the poke (and a trace into trace, or none). */
-static struct tv_tb_run *run_poked_traced(struct tv_tb_scenario *sc,
-					  uint64_t seed, struct poke *k,
-					  struct tv_tb_trace *trace)
-{
-	struct tv_tb_invariant inv = { "poke", k, poke_event, NULL };
-	struct tv_tb_run_opts o;
-	struct tv_tb_run *run;
-
-	tv_tb_run_opts_init(&o, sc);
-	o.seed = seed;
-	o.trace = trace;
-	if (k) {
-		o.invariants = &inv;
-		o.ninvariants = 1;
-	}
-	ck_assert_int_eq(tv_tb_run(sc, &o, &run), 0);
-	return run;
-}
-
-static struct tv_tb_scenario *load(const char *text)
-{
-	struct tv_tb_scenario *sc = NULL;
-	char err[TV_TB_ERR_MAX];
-
-	ck_assert_msg(tv_tb_scenario_load_string(text, "cov", &sc, err) == 0,
-		      "%s", err);
-	return sc;
-}
-
-static struct tv_tb_run *run_poked(const char *text, uint64_t seed,
-				   struct poke *k, struct tv_tb_scenario **sc_p)
-{
-	*sc_p = load(text);
-	return run_poked_traced(*sc_p, seed, k, NULL);
-}
-
-static const char *first_failure(const struct tv_tb_run *run)
-{
-	const struct tv_tb_failures *f = tv_tb_run_failures(run);
-
-	return f->count ? f->msgs[0] : "(none)";
-}
 
 static size_t count_of(const char *s, const char *what)
 {
@@ -616,7 +555,7 @@ START_TEST(test_port_trace_odd_events)
 
 	mk_tmpdir();
 	tmp_path(path, sizeof(path), "odd.jsonl");
-	sc = load(PT_HEAD "\"programs\": [{\"kind\": \"sequence\","
+	sc = poke_load(PT_HEAD "\"programs\": [{\"kind\": \"sequence\","
 		  " \"from\": 0, \"to\": 1, \"bytes\": 64,"
 		  " \"ops\": [{\"op\": \"signal\"}, {\"op\": \"recycle\"}]}]}");
 	ck_assert_int_eq(tv_tb_trace_create(path, sc, "odd.json", 1, NULL, &t),
@@ -882,31 +821,10 @@ START_TEST(test_port_swarm_fault_mix)
 }
 END_TEST
 
-static const struct tv_tb_shrink_edit *pt_edit(const char *what)
-{
-	for (size_t i = 0; i < PT_NEDITS; i++)
-		if (!strcmp(pt_edits[i]->what, what))
-			return pt_edits[i];
-	ck_abort_msg("no edit '%s'", what);
-	return NULL;
-}
-
 static void pt_edit_expect(const char *what, const char *before, size_t i,
 			   int want_rc, const char *after)
 {
-	struct tv_tb_shrink_state st = { 0 };
-	json_t *sc = json_loads(before, 0, NULL), *want;
-	char *got;
-
-	ck_assert_ptr_nonnull(sc);
-	ck_assert_int_eq(pt_edit(what)->fn(sc, i, &st), want_rc);
-	want = json_loads(after ? after : before, 0, NULL);
-	ck_assert_ptr_nonnull(want);
-	got = json_dumps(sc, JSON_COMPACT | JSON_SORT_KEYS);
-	ck_assert_msg(json_equal(sc, want), "%s [%zu]: got %s", what, i, got);
-	free(got);
-	json_decref(want);
-	json_decref(sc);
+	edit_expect_wl(&tv_port_workload, what, before, i, want_rc, after);
 }
 
 /* Programs without a kind: sizes halve plainly, nodes drop from the end. */

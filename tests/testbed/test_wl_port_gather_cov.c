@@ -17,6 +17,7 @@
 #include <tensorverbs/workload.h>
 
 #include "common/check_main.h"
+#include "common/poke.h"
 #include "common/tb_files.h"
 #include "run_int.h"
 #include "tb_int.h"
@@ -236,36 +237,10 @@ END_TEST
 
 /* ---- port: the shrinker's edits ------------------------------------------------ */
 
-static const struct tv_tb_shrink_edit *pt_edit(const char *what)
-{
-	for (size_t i = 0; i < tv_port_workload.nedits; i++)
-		if (!strcmp(tv_port_workload.edits[i]->what, what))
-			return tv_port_workload.edits[i];
-	ck_abort_msg("no edit '%s'", what);
-	return NULL;
-}
-
 static void edit_expect(const char *what, const char *before, size_t i,
 			int want_rc, const char *after)
 {
-	const struct tv_tb_shrink_edit *e = pt_edit(what);
-	struct tv_tb_shrink_state st = { 0 };
-	json_t *sc = json_loads(before, 0, NULL), *want;
-	int rc;
-
-	ck_assert_ptr_nonnull(sc);
-	rc = e->fn(sc, i, &st);
-	ck_assert_msg(rc == want_rc, "%s [%zu] of %s: rc %d, expected %d",
-		      what, i, before, rc, want_rc);
-	want = json_loads(after ? after : before, 0, NULL);
-	ck_assert_ptr_nonnull(want);
-	if (!json_equal(sc, want)) {
-		char *got = json_dumps(sc, JSON_COMPACT);
-
-		ck_abort_msg("%s [%zu]: got %s", what, i, got);
-	}
-	json_decref(want);
-	json_decref(sc);
+	edit_expect_wl(&tv_port_workload, what, before, i, want_rc, after);
 }
 
 START_TEST(test_port_edits)
@@ -503,51 +478,6 @@ END_TEST
 
 
 /* ---- a run with an invariant of the test's own ------------------------------- */
-
-/* What the test's invariant does at an event; once, when it says so. */
-struct poke {
-	bool (*fn)(struct poke *k, struct tv_tb_run *run, void *st);
-	bool done;
-	int arg;
-};
-
-static void poke_event(void *ctx, struct tv_tb_run *run,
-		       const struct tv_sim_event *ev)
-{
-	struct poke *k = ctx;
-
-	(void)ev;
-	if (!k->done && run->wl)
-		k->done = k->fn(k, run, run->wl);
-}
-
-/* text run with seed and the poke; the run (its scenario in *sc_p). */
-static struct tv_tb_run *run_poked(const char *text, uint64_t seed,
-				   struct poke *k,
-				   struct tv_tb_scenario **sc_p)
-{
-	struct tv_tb_invariant inv = { "poke", k, poke_event, NULL };
-	struct tv_tb_run_opts o;
-	struct tv_tb_run *run;
-	char err[TV_TB_ERR_MAX];
-
-	ck_assert_msg(tv_tb_scenario_load_string(text, "poke", sc_p, err) == 0,
-		      "%s", err);
-	tv_tb_run_opts_init(&o, *sc_p);
-	o.seed = seed;
-	o.invariants = &inv;
-	o.ninvariants = 1;
-	ck_assert_int_eq(tv_tb_run(*sc_p, &o, &run), 0);
-	return run;
-}
-
-/* The run's failures, one a line, for a message that shows them. */
-static const char *first_failure(const struct tv_tb_run *run)
-{
-	const struct tv_tb_failures *f = tv_tb_run_failures(run);
-
-	return f->count ? f->msgs[0] : "(none)";
-}
 
 /* Some kept failure of kind holds text. */
 static bool has_failure(const struct tv_tb_run *run, enum tv_tb_fail_kind kind,
