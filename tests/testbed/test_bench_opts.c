@@ -241,10 +241,10 @@ struct blob_lie {
 };
 
 static const struct blob_lie blob_lies[] = {
-	{ "wrong its length", 0, 0, 0, PT_BENCH_BLOB_BYTES - 1, 65536 },
-	{ "wrong its magic or version", 0, 4, 0x42505655, 0, 65536 },
-	{ "wrong its magic or version", 4, 4, 2, 0, 65536 },
-	{ "wrong its node", 8, 4, 0, 0, 65536 },
+	{ "wrong length", 0, 0, 0, PT_BENCH_BLOB_BYTES - 1, 65536 },
+	{ "wrong magic or version", 0, 4, 0x42505655, 0, 65536 },
+	{ "wrong magic or version", 4, 4, 2, 0, 65536 },
+	{ "wrong node", 8, 4, 0, 0, 65536 },
 	{ "wrong a QP endpoint", PT_BENCH_EP, 4, 1u << 24, 0, 65536 },
 	{ "wrong a QP endpoint", PT_BENCH_FEP + 4, 4, 1u << 24, 0, 65536 },
 	{ "wrong the token handle", PT_BENCH_TOK, 4, 0, 0, 65536 },

@@ -271,11 +271,11 @@ static const char *blob_wrong(const uint8_t *b, size_t len, uint32_t peer,
 			      uint64_t data_bytes, struct pt_bench_peer *p)
 {
 	if (len != PT_BENCH_BLOB_BYTES)
-		return "its length";
+		return "length";
 	if (tv_le_get(b, 4) != PT_BENCH_MAGIC || tv_le_get(b + 4, 4) != 1)
-		return "its magic or version (not a bench port peer's)";
+		return "magic or version (not a bench port peer's)";
 	if (tv_le_get(b + 8, 4) != peer)
-		return "its node";
+		return "node";
 	if (tv_tb_ep_get(b + PT_BENCH_EP, &p->ep) ||
 	    tv_tb_ep_get(b + PT_BENCH_FEP, &p->fep))
 		return "a QP endpoint";
