@@ -191,7 +191,8 @@ END_TEST
 START_TEST(test_coord_ag_root_refusals)
 {
 	char big[2 * 193 + 16];
-	const char *bad[] = { "AG 2 00\n", "AG 1 0g\n", "AG 1 abc\n",
+	const char *bad[] = { "AG 2 00\n", "AG 1 0g\n", "AG 1 00g0\n",
+			      "AG 1 abc\n",
 			      "AG 1 0A\n", "AG 1x00\n",
 			      "AGEND 1\nAGEND 1\n", big };
 	struct coord root;
