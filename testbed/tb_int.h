@@ -329,4 +329,14 @@ struct tb_outcome {
 int tb_run_json(json_t *root, uint64_t seed, const char *breakage,
 		bool count_events, struct tb_outcome *out_p);
 
+/* ---- util.c ----------------------------------------------------------------- */
+
+/*
+ * In a forked child: execvpe(argv[0], argv, envp), after writing the
+ * child's coverage counters in a coverage build (as tv_tb_child_exit());
+ * _exit(127) if the exec fails (a shell's "command not found").
+ */
+__attribute__((noreturn)) void tv_tb_child_exec(char *const argv[],
+						char *const envp[]);
+
 #endif /* TV_TESTBED_TB_INT_H */

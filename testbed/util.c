@@ -9,6 +9,8 @@
 #include <tensorverbs/testbed.h>
 #include <tensorverbs/workload.h>
 
+#include "tb_int.h"
+
 #ifdef TV_COVERAGE
 /* libgcov's: write this process's counters now. */
 void __gcov_dump(void);
@@ -20,6 +22,16 @@ void tv_tb_child_exit(int status)
 	__gcov_dump();
 #endif
 	_exit(status);
+}
+
+void tv_tb_child_exec(char *const argv[], char *const envp[])
+{
+#ifdef TV_COVERAGE
+	/* exec replaces the image without writing the child's counters. */
+	__gcov_dump();
+#endif
+	execvpe(argv[0], argv, envp);
+	_exit(127);
 }
 
 int tv_tb_parse_u64(const char *s, uint64_t *v_p)

@@ -132,8 +132,7 @@ int val_spawn_node(char *const argv[], const char *env, const char *log)
 			dup2(fd, 2);
 			close(fd);
 		}
-		execvpe(argv[0], argv, envp);
-		_exit(127);
+		tv_tb_child_exec(argv, envp);
 	}
 	setpgid(pid, pid);
 	if (nlive < VAL_MAX_PROCS)
