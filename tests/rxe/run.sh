@@ -396,6 +396,70 @@ mpi_benches() {
 }
 mpi_benches
 
+# Under mpirun, what one rank refuses ends the job at once: the rank says
+# why, every rank still joins the collective the others wait in (no
+# hang), and rank 0's verdict is FAIL.  A benchmark on one rank (it runs
+# on two); a rank whose RDMA_DEVICE names no device (no address to give:
+# the others must not wait for it);
+# a rank whose scenario file is missing, with --record (rank 0 gathers
+# the recordings and names the rank that made none), and every rank's
+# (no recording to write: none is written).
+mpi_run() { # mpi_run LOG MPIRUN-ARGS...: rc (the job's exit status)
+	local log=$1
+	shift
+	rc=0
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent=false \
+		timeout -k 5 90 mpirun --oversubscribe "$@" >"$log" 2>&1 || rc=$?
+}
+mpi_refusals() {
+	local name=mpi_refusals bad=() log f=$repo/scenarios/basic_transfer.json
+	local rec=$work/mpi_refusals.jsonl t0=$SECONDS
+	picked "$name" || return 0
+	if ! command -v mpirun >/dev/null; then
+		result "$name" skip "no mpirun (openmpi-bin)"
+		return 0
+	fi
+	log=$work/$name.one.log
+	mpi_run "$log" -np 1 -x RDMA_DEVICE="$RXE_DEV0" "$tv" bench port \
+		--sizes 65536 --bytes 1048576 --timeout 10
+	if grep -q 'built without MPI' "$log"; then
+		result "$name" skip "this build has no MPI"
+		return 0
+	fi
+	{ [ "$rc" != 0 ] && [ "$rc" -lt 124 ] &&
+		grep -q 'bench port: under mpirun a benchmark runs on 2 ranks (one node each), not 1' "$log"; } ||
+		bad+=("bench port on 1 rank: exit $rc: $(tail -n 1 "$log")")
+	log=$work/$name.nodev.log
+	mpi_run "$log" -np 1 -x RDMA_DEVICE="$RXE_DEV0" "$tv" serve "$f" --timeout 20 : \
+		-np 1 -x RDMA_DEVICE=nosuch_dev "$tv" serve "$f" --timeout 20
+	{ [ "$rc" != 0 ] && [ "$rc" -lt 124 ] &&
+		grep -q 'serve: rank 1: RDMA_DEVICE=nosuch_dev: no such device, valid names are: rxe0, rxe1' "$log" &&
+		grep -q 'on 2 MPI ranks: FAIL' "$log"; } ||
+		bad+=("a rank without a device: exit $rc: $(tail -n 1 "$log")")
+	log=$work/$name.norec.log
+	rm -f "$rec"
+	mpi_run "$log" -np 1 -x RDMA_DEVICE="$RXE_DEV0" "$tv" serve "$f" --timeout 5 --record "$rec" : \
+		-np 1 -x RDMA_DEVICE="$RXE_DEV1" "$tv" serve "$work/no_such.json" --timeout 5 --record "$rec"
+	{ [ "$rc" != 0 ] && [ "$rc" -lt 124 ] &&
+		grep -q "serve: --record $rec: rank 1 made no recording" "$log" &&
+		grep -q 'on 2 MPI ranks: FAIL' "$log"; } ||
+		bad+=("a rank without a scenario, --record: exit $rc: $(tail -n 1 "$log")")
+	log=$work/$name.norecs.log
+	rm -f "$rec"
+	mpi_run "$log" -np 2 "$tv" serve "$work/no_such.json" --timeout 5 --record "$rec"
+	{ [ "$rc" != 0 ] && [ "$rc" -lt 124 ] && [ ! -e "$rec" ] &&
+		grep -q "serve: --record $rec: No data available" "$log" &&
+		grep -q 'on 2 MPI ranks: FAIL' "$log"; } ||
+		bad+=("no rank with a scenario, --record: exit $rc: $(tail -n 1 "$log")")
+	if [ ${#bad[@]} = 0 ]; then
+		result "$name" pass "(4 jobs each ended with FAIL saying why, $((SECONDS - t0)) s)"
+	else
+		result "$name" fail "(${#bad[@]} of 4 jobs wrong)"
+		printf '  %s\n' "${bad[@]}"
+	fi
+}
+mpi_refusals
+
 # --node by hand, and the same benchmark with other options on each side:
 # both must stop at once, naming the mismatch, instead of a wrong figure.
 bench_node_split() {
@@ -745,6 +809,7 @@ pair_start() {
 		RDMA_DEVICE=$(dev_of "$j") timeout -k 5 $((t + 20)) \
 			$(node_bin "$j") serve "$file" --node "$j" --cluster "$cl" \
 			--timeout "$t" --ack-timeout-ms 2000 "$@" \
+			${pair_record:+--record "$work/$name.$j.jsonl"} \
 			>"$work/$name.$j.log" 2>&1 &
 		pids[j]=$!
 	done
@@ -884,6 +949,24 @@ if picked port_producer_stall; then
 	[ "${prc[0]}/${prc[1]}" = 0/0 ] && [ "$(fired port_producer_stall 0)" = 1 ] && [ "$(fired port_producer_stall 1)" = 1 ] &&
 		has port_producer_stall 0 "all nodes: 36/36 operations, 0 tasks failed" && ok=0
 	pair_verdict port_producer_stall $ok "(a producer stalled 20 ms on each node: 36/36 operations)"
+fi
+
+# A flush whose proxy stalls past the scenario's deadline: the put's
+# flush wait ends with -ETIMEDOUT and node 0's task fails naming the
+# operation and its peer (a flush on every put, node 0's proxy stalled
+# 6 s on its first trigger, the deadline 3 s); node 1, waiting for a ping
+# that comes late, fails its task too.  With faults injected a failed
+# task is tolerated (the run passes, exit 0), but its why is printed.
+if picked port_flush_stall; then
+	jq '.port.timeout_ns = 3000000000 | .programs[0].flush_every = 1' \
+		"$repo/scenarios/port/ping_pong.json" >"$work/port_flush_stall.json"
+	pair_run port_flush_stall "$work/port_flush_stall.json" \
+		--faults "port/proxy/stall:nth=1,count=1,arg=6000000000" --faults-node 0
+	ok=1
+	[ "${prc[0]}/${prc[1]}" = 0/0 ] && [ "$(fired port_flush_stall 0)" = 1 ] &&
+		has port_flush_stall 0 "node 0, program 0 (ping_pong): put to node 1: Connection timed out (tolerated: faults were injected)" &&
+		has port_flush_stall 0 "2 tasks failed" && ok=0
+	pair_verdict port_flush_stall $ok "(node 0's proxy stalled past the deadline: its put's flush timed out, named)"
 fi
 
 # READ gathers: a QP moved to ERR (the gather engine resets it and reads
@@ -1031,8 +1114,9 @@ oom_sweep() { # NAME K LAUNCH...
 	# way up through the testbed (its set-up call, passed up).
 	addr2line -f -e "$oom_bin" $(while read -r off; do printf '0x%x ' $((off - 1)); done \
 		<"$work/$name.sites") | paste -d ' ' - - | paste -d ' ' "$work/$name.sites" - |
-		grep -E "$oom_hw_re" | awk -v b="${oom_backends:-1}" \
-			'$3 !~ /\/backends\// || (b && !seen[$2]++) { print $1, $3 }' |
+		grep -E "${oom_re:-$oom_hw_re}" | awk -v b="${oom_backends:-1}" \
+			-v one="${oom_one_re:-/backends/}" \
+			'$3 !~ one || (b && !seen[$2]++) { print $1, $3 }' |
 		sed 's| .*/\([^/]*/[^/]*\.c:\)| \1|' >"$work/$name.hw"
 	while read -r off loc; do
 		sites+=("$off")
@@ -1066,6 +1150,18 @@ for k in 0 1; do
 	# runs: ~10 min less under TCG).
 	for b in port gather; do
 		oom_backends=0 oom_sweep oom_bench_${b}_$k $k oom_bench $b
+	done
+done
+# The fault layer's and the recorder's sites (faults/wrap.c, testbed/
+# record.c), one per function, on node K of a run with both (a plan that
+# never fires, --record): the hardware runners' arms for a device that
+# could not be wrapped or tapped, and a recording that ran out of memory
+# (~15 sites each, ~30 s under TCG).
+oom_serve_flt() { pair_record=1 pair_start "$2" "$1" 20 --faults vf/cq/delay:nth=1000000; }
+for k in 0 1; do
+	for wl in rendezvous:basic_transfer gather:gather/direct_single_qp; do
+		oom_re='/(faults/wrap|testbed/record)\.c:' oom_one_re='/(faults|testbed)/' \
+			oom_sweep oom_${wl%%:*}_flt_$k $k oom_serve_flt "$repo/scenarios/${wl#*:}.json"
 	done
 done
 
@@ -1312,6 +1408,25 @@ bench_timeout
 # The engine benchmark's other options at once: the per-phase breakdown,
 # --record (a recording per node), --wrap-only, a window, inline size and
 # poll modes: every figure and both recordings there.
+# --max-inline above what the device takes (rxe: 1 KiB): the engine's QPs
+# and the floor's are made without inline data instead of not at all, as
+# a ConnectX with a smaller inline limit would need; every figure comes.
+bench_inline_fallback() {
+	local name=bench_inline_fallback out rc=0
+	picked "$name" || return 0
+	out=$("$tv" bench rxe --sizes 4096 --bytes 65536 --lat-iters 20 --floor \
+		--max-inline 4096 --timeout 120 2>&1) || rc=$?
+	printf '%s\n' "$out" >"$work/$name.log"
+	if [ "$rc" = 0 ] && bench_lines "$work/$name.log" bench-rxe 3 &&
+		grep -q '^bench-rxe floor' "$work/$name.log"; then
+		result "$name" pass "(--max-inline 4096 on rxe: $(grep -c '^bench-rxe ' "$work/$name.log") figures, the floor's among them)"
+	else
+		result "$name" fail "(exit $rc)"
+		tail -n 12 "$work/$name.log"
+	fi
+}
+bench_inline_fallback
+
 bench_options() {
 	local name=bench_options out rc=0 n0 n1
 	picked "$name" || return 0
@@ -1448,6 +1563,40 @@ if picked record_relative_readonly; then
 		cat "$work/record_relative_readonly.log"
 	fi
 fi
+
+# Last, since it takes an address away: under mpirun, a rank whose
+# device has no IPv4 address (rxe1 with 10.77.0.2 removed from its
+# interface, put back after) has none to give; it says so, naming the
+# device, and the job ends (every rank joins the exchange).
+mpi_no_ipv4() {
+	local name=mpi_no_ipv4 log=$work/mpi_no_ipv4.log ifc cidr ok=1
+	picked "$name" || return 0
+	if ! command -v mpirun >/dev/null; then
+		result "$name" skip "no mpirun (openmpi-bin)"
+		return 0
+	fi
+	# (No process substitution: the VM has no /dev/fd.)
+	cidr=$(ip -o -4 addr show | awk -v ip="$RXE_IP1" \
+		'{ split($4, a, "/") } a[1] == ip { print $2, $4; exit }')
+	ifc=${cidr% *} cidr=${cidr#* }
+	[ -n "$ifc" ] || { result "$name" fail "(no interface holds $RXE_IP1)"; return; }
+	ip addr del "$cidr" dev "$ifc"
+	sleep 1 # the device's GID table follows the address
+	mpi_run "$log" -np 1 -x RDMA_DEVICE="$RXE_DEV0" "$tv" serve "$basic" --timeout 20 : \
+		-np 1 -x RDMA_DEVICE="$RXE_DEV1" "$tv" serve "$basic" --timeout 20
+	ip addr add "$cidr" dev "$ifc"
+	sleep 1
+	[ "$rc" != 0 ] && [ "$rc" -lt 124 ] &&
+		grep -q "serve: rank 1: no RoCE device with an IPv4 address named $RXE_DEV1 (2 device(s) found): set RDMA_DEVICE" "$log" &&
+		grep -q 'on 2 MPI ranks: FAIL' "$log" && ok=0
+	if [ $ok = 0 ]; then
+		result "$name" pass "(rank 1 named its device without an address, the job ended: exit $rc)"
+	else
+		result "$name" fail "(exit $rc)"
+		head -n 20 "$log"
+	fi
+}
+mpi_no_ipv4
 
 echo
 printf 'rxe: port scenarios (both signal modes): %d ran, %d passed\n' "$port_ran" "$port_passed"

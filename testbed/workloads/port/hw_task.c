@@ -376,6 +376,11 @@ int ph_tasks_wait(struct ph *h)
 				      "(%s): %s", h->me, pt->t->prog,
 				      pt_kind_name(h->sc->progs[pt->t->prog].kind),
 				      pt->msg);
+		else /* not a failure of the run, but never without its why */
+			printf("  node %u, program %u (%s): %s (tolerated: "
+			       "faults were injected)\n", h->me, pt->t->prog,
+			       pt_kind_name(h->sc->progs[pt->t->prog].kind),
+			       pt->msg);
 	}
 	if (failed)
 		dump_links(h);
