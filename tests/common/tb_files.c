@@ -295,3 +295,8 @@ void replay_expect(const char *path, enum tv_tb_replay_state state,
 			      "%s: err '%s' lacks '%s'", path, rep.err, msg);
 	tv_tb_replay_report_free(&rep);
 }
+
+bool have_rdma_device(void)
+{
+	return access("/sys/class/infiniband", F_OK) == 0;
+}

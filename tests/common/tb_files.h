@@ -7,6 +7,7 @@
 #ifndef TV_TESTS_TB_FILES_H
 #define TV_TESTS_TB_FILES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,5 +70,11 @@ char *record_mem(struct tv_tb_scenario *sc, uint64_t seed, size_t *len_p);
 /* replay of path ends in state, its error holding msg (unless NULL). */
 void replay_expect(const char *path, enum tv_tb_replay_state state,
 		   const char *msg);
+
+/*
+ * True when this machine has an RDMA device: a refusal for want of one is
+ * then not what a test may expect (it says so and skips that case).
+ */
+bool have_rdma_device(void);
 
 #endif /* TV_TESTS_TB_FILES_H */
