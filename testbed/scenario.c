@@ -18,7 +18,6 @@
 #define SC_DEFAULT_BANDWIDTH 12500000000ull /* 100 Gbit/s */
 #define SC_DEFAULT_GRACE_NS 10000000000ull  /* 10 s after the last op */
 #define SC_DEFAULT_MAX_EVENTS 500000000ull
-#define SC_MAX_KEYS 64
 #define SC_MAX_QP_OP_NS 1000000000ull /* 1 s per request: surely a typo */
 
 const char *const tb_core_keys[] = {
@@ -335,19 +334,34 @@ static int parse_workload(struct tv_ju *jc, json_t *root,
 			  json_string_value(v), known);
 }
 
-/* The core's keys and the workload's: nothing else at the top. */
+/*
+ * The core's keys and the workload's: nothing else at the top.  The table
+ * is as long as the two lists (a workload may declare any number: a
+ * fixed one dropped the last keys, which were then refused as unknown).
+ */
 static int check_top_keys(struct tv_ju *jc, json_t *root,
 			  const struct tv_tb_workload_ops *ops)
 {
-	const char *keys[SC_MAX_KEYS + 1];
-	size_t n = 0;
+	const char **keys;
+	size_t n = 0, cap = 1;
+	int rc;
 
-	for (const char *const *k = tb_core_keys; *k && n < SC_MAX_KEYS; k++)
+	for (const char *const *k = tb_core_keys; *k; k++)
+		cap++;
+	for (const char *const *k = ops->keys; k && *k; k++)
+		cap++;
+	keys = malloc(cap * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (const char *const *k = tb_core_keys; *k; k++)
 		keys[n++] = *k;
-	for (const char *const *k = ops->keys; k && *k && n < SC_MAX_KEYS; k++)
+	for (const char *const *k = ops->keys; k && *k; k++)
 		keys[n++] = *k;
 	keys[n] = NULL;
-	return tv_ju_check_keys(jc, "$", root, keys);
+	assert(n + 1 == cap);
+	rc = tv_ju_check_keys(jc, "$", root, keys);
+	free(keys);
+	return rc;
 }
 
 static int parse_world(struct tv_ju *jc, json_t *root,
