@@ -3,7 +3,7 @@
  * runner code no other suite takes (issue 24): workloads of the test's
  * own registered at run time (no keys, no frees, no generator, a
  * generator that fails, shrink edits that change nothing or break the
- * scenario, more keys than the core's table holds), link overrides with
+ * scenario, more keys than 64, the last of them taken), link overrides with
  * a stray key, fault plans as bare point names, plan edits on rules
  * with time windows or already pinned, a swarm whose breakage no
  * workload knows.
