@@ -1144,23 +1144,24 @@ for k in 0 1; do
 	oom_sweep oom_port_$k $k oom_serve "$repo/scenarios/port/ping_pong.json"
 	oom_sweep oom_gather_$k $k oom_serve "$repo/scenarios/gather/direct_single_qp.json"
 	oom_sweep oom_bench_rxe_$k $k oom_bench rxe
-	# The port and gather benchmarks open their devices as serve does
-	# (tv_tb_open_device_at): the serve sweeps above fail the backends'
-	# calls there; these keep to the benchmarks' own sites (half the
-	# runs: ~10 min less under TCG).
+	# The port and gather benchmarks: their own sites, and the first of
+	# each function of their engine and of the backends (each fails one
+	# link of the benchmark's set-up chain; all of them, ~10 min more
+	# under TCG, would fail the same links again).
 	for b in port gather; do
-		oom_backends=0 oom_sweep oom_bench_${b}_$k $k oom_bench $b
+		oom_re="$oom_hw_re|/engine/$b/[a-z_]+\.c:" oom_one_re='/(backends|engine)/' \
+			oom_sweep oom_bench_${b}_$k $k oom_bench $b
 	done
 done
-# The fault layer's and the recorder's sites (faults/wrap.c, testbed/
-# record.c), one per function, on node K of a run with both (a plan that
-# never fires, --record): the hardware runners' arms for a device that
-# could not be wrapped or tapped, and a recording that ran out of memory
-# (~15 sites each, ~30 s under TCG).
+# The fault layer's, the fault plan's and the recorder's sites (faults/,
+# testbed/plan.c, testbed/record.c), one per function, on node K of a run
+# with both (a plan that never fires, --record): the hardware runners'
+# arms for an injector that could not be made, a device that could not be
+# wrapped or tapped, and a recording that ran out of memory.
 oom_serve_flt() { pair_record=1 pair_start "$2" "$1" 20 --faults vf/cq/delay:nth=1000000; }
 for k in 0 1; do
 	for wl in rendezvous:basic_transfer gather:gather/direct_single_qp; do
-		oom_re='/(faults/wrap|testbed/record)\.c:' oom_one_re='/(faults|testbed)/' \
+		oom_re='/(faults/[a-z_]+|testbed/(record|plan))\.c:' oom_one_re='/(faults|testbed)/' \
 			oom_sweep oom_${wl%%:*}_flt_$k $k oom_serve_flt "$repo/scenarios/${wl#*:}.json"
 	done
 done

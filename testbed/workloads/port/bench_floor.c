@@ -88,11 +88,6 @@ int pf_connect_remote(struct pf *f, const struct tv_vf_qp_endpoint *peer,
 	return ret;
 }
 
-uint64_t pf_buf_bytes(void)
-{
-	return PF_BUF;
-}
-
 void pf_close(struct pf *f)
 {
 	if (f->qp)

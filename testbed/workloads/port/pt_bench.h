@@ -32,8 +32,6 @@ int pf_connect(struct pf *a, struct pf *b);
 /* Split across hosts: our QP to the peer's, its buffer and rkey. */
 int pf_connect_remote(struct pf *f, const struct tv_vf_qp_endpoint *peer,
 		      uint64_t peer_addr, uint32_t peer_rkey);
-/* The size of a floor's buffer (what a peer may address). */
-uint64_t pf_buf_bytes(void);
 void pf_close(struct pf *f);
 /* What a floor's round puts on the wire, and where the peer polls. */
 enum pf_kind {
