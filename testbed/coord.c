@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "coord.h"
@@ -152,20 +153,52 @@ int coord_init(struct coord *c, uint32_t node, uint32_t nodes,
 	return 0;
 }
 
+static uint64_t fini_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * Whatever is queued (the last GO, an ABORT) still goes out, until
+ * until_ms: a peer that never finished the handshake or stopped reading
+ * must not hold the process (a blocking write waited for TCP to give up:
+ * two minutes for a handshake, forever for a peer that never reads).
+ */
+static void fini_flush(struct coord_peer *p, uint64_t until_ms)
+{
+	size_t off = 0;
+
+	while (off < p->out_len) {
+		ssize_t n = write(p->fd, p->out + off, p->out_len - off);
+		struct pollfd pfd = { .fd = p->fd, .events = POLLOUT };
+		uint64_t now = fini_now_ms();
+
+		if (n > 0) {
+			off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+		    errno != EINTR)
+			return;
+		if (now >= until_ms ||
+		    (poll(&pfd, 1, (int)(until_ms - now)) < 0 && errno != EINTR))
+			return;
+	}
+}
+
 void coord_fini(struct coord *c)
 {
+	/* A second for every peer's last words together. */
+	uint64_t until_ms = fini_now_ms() + 1000u;
+
 	for (size_t i = 0; c->peers && i < c->npeers; i++) {
 		struct coord_peer *p = &c->peers[i];
 
-		/* Whatever is queued (the last GO, an ABORT) still goes out. */
-		if (p->fd >= 0 && p->out_len) {
-			int flags = fcntl(p->fd, F_GETFL);
-
-			if (flags >= 0)
-				fcntl(p->fd, F_SETFL, flags & ~O_NONBLOCK);
-			if (write(p->fd, p->out, p->out_len) < 0)
-				p->out_len = 0;
-		}
+		if (p->fd >= 0 && p->out_len)
+			fini_flush(p, until_ms);
 		peer_close(p);
 		free(p->out);
 		free(p->stats);

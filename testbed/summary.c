@@ -28,8 +28,11 @@ static void print_faults(const struct tv_tb_run *run, FILE *out)
 			"(validation %s)\n", res->corrupt_fires,
 			res->corrupt_detected, res->corrupt_undetected,
 			res->validated ? "on" : "off");
+	/* A set-up that failed before making its state has nothing to add. */
 	if (run->ops->summary) {
-		run->ops->summary(run, run->wl, TV_TB_SUMMARY_FAULTS, out);
+		if (run->wl)
+			run->ops->summary(run, run->wl, TV_TB_SUMMARY_FAULTS,
+					  out);
 		return;
 	}
 	if (res->crashes)
