@@ -8,7 +8,7 @@
 # adds to the unit tests' figures (RXE_COVERAGE_INFO).
 #
 #   BUILD_DIR         (default build-rxe-cov)
-#   RXE_COV_TIMEOUT   the whole VM run, seconds (default 2400)
+#   RXE_COV_TIMEOUT   the whole VM run, seconds (default 3600; ~2,500 s in CI)
 #   RXE_COV_ONLY      a tests/rxe/run.sh --only glob (default: every test)
 #
 # The tests it runs are judged here, and only here: .ci/run's rxe stage
@@ -36,7 +36,7 @@ only=()
 [ -z "${RXE_COV_ONLY:-}" ] || only=(--only "$RXE_COV_ONLY")
 set +e
 TV_RXE_OOM=1 TV_RXE_FAULTS=1 TV_BIN=$build/cli/tensorverbs TV_RXE_OUT=$out bash ci/rxe/vm.sh --devices 2 \
-	--mem 2048 --timeout "${RXE_COV_TIMEOUT:-2400}" --share "$build" -- \
+	--mem 2048 --timeout "${RXE_COV_TIMEOUT:-3600}" --share "$build" -- \
 	bash -c 'bash tests/rxe/run.sh "$@"; echo "rxe-coverage: run.sh exit $?"; "$TV_BIN" validate --scenarios "$TV_RXE_OUT/vsc" --out "$TV_RXE_OUT/validate" >"$TV_RXE_OUT/validate.log" 2>&1; echo "rxe-coverage: validate exit $?"' \
 	_ "${only[@]}" >"$build/rxe-coverage.log" 2>&1
 rc=$?

@@ -1148,7 +1148,12 @@ for k in 0 1; do
 	# each function of their engine and of the backends (each fails one
 	# link of the benchmark's set-up chain; all of them, ~10 min more
 	# under TCG, would fail the same links again).
+	# (Port's node 1 makes the same set-up as node 0: its own sites.)
 	for b in port gather; do
+		if [ "$b$k" = port1 ]; then
+			oom_backends=0 oom_sweep oom_bench_${b}_$k $k oom_bench $b
+			continue
+		fi
 		oom_re="$oom_hw_re|/engine/$b/[a-z_]+\.c:" oom_one_re='/(backends|engine)/' \
 			oom_sweep oom_bench_${b}_$k $k oom_bench $b
 	done
@@ -1159,8 +1164,10 @@ done
 # arms for an injector that could not be made, a device that could not be
 # wrapped or tapped, and a recording that ran out of memory.
 oom_serve_flt() { pair_record=1 pair_start "$2" "$1" 20 --faults vf/cq/delay:nth=1000000; }
+# (Gather's node 1 wraps and records as node 0 does: node 0 only.)
 for k in 0 1; do
 	for wl in rendezvous:basic_transfer gather:gather/direct_single_qp; do
+		[ "$wl$k" = gather:gather/direct_single_qp1 ] && continue
 		oom_re='/(faults/[a-z_]+|testbed/(record|plan))\.c:' oom_one_re='/(faults|testbed)/' \
 			oom_sweep oom_${wl%%:*}_flt_$k $k oom_serve_flt "$repo/scenarios/${wl#*:}.json"
 	done
