@@ -35,6 +35,16 @@ strip='del(.seconds, .jobs, .build)'
 [ "$(jq -S "$strip" "$work/mpi.json")" = "$(jq -S "$strip" "$work/plain.json")" ] ||
 	fail "the reports differ: $(diff <(jq -S "$strip" "$work/mpi.json") <(jq -S "$strip" "$work/plain.json") | head)"
 
+# Fewer seeds than ranks and more jobs than seeds: rank 0 has none, rank
+# 1 one seed and one worker; the report is still the plain swarm's.
+out=$(mpi --seeds 1 --jobs 3 --out "$work/m1" --json "$work/mpi1.json" 2>&1)
+[ $? -eq 0 ] || fail "the MPI swarm of 1 seed failed: $out"
+"$bin" swarm --seeds 1 --jobs 1 --out "$work/p1" --json "$work/plain1.json" >/dev/null 2>&1 ||
+	fail "the plain swarm of 1 seed failed"
+[ "$(jq -S "$strip" "$work/mpi1.json")" = "$(jq -S "$strip" "$work/plain1.json")" ] ||
+	fail "1 seed over 2 ranks: the reports differ"
+[ "$(jq .seeds "$work/mpi1.json")" = 1 ] || fail "1 seed over 2 ranks: $(jq -c .seeds "$work/mpi1.json") seeds reported"
+
 # A violation: the same smallest failing seed, reported once.
 out=$(TV_BREAK=ignore-errors mpi --workload gather --seeds 400 --jobs 1 --out "$work/mb" \
 	--json "$work/mpi_bad.json" 2>&1)
@@ -44,4 +54,4 @@ TV_BREAK=ignore-errors "$bin" swarm --workload gather --seeds 400 --jobs 2 --out
 	--json "$work/plain_bad.json" >/dev/null 2>&1
 [ "$(jq '.failures[0].seed' "$work/mpi_bad.json")" = "$(jq '.failures[0].seed' "$work/plain_bad.json")" ] ||
 	fail "smallest failing seed: MPI $(jq '.failures[0].seed' "$work/mpi_bad.json"), plain $(jq '.failures[0].seed' "$work/plain_bad.json")"
-echo "mpi: 2 ranks give the single-process report over 600 seeds, and its smallest failing seed"
+echo "mpi: 2 ranks give the single-process report over 600 seeds and over 1, and its smallest failing seed"
