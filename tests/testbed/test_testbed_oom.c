@@ -543,6 +543,10 @@ static const char *const load_files[] = {
 	SC("scenarios/port/collectives.json"),
 	SC("scenarios/gather/direct_single_qp.json"),
 	SC("scenarios/gather/hot_cache.json"),
+	SC("scenarios/string_tensor.json"),        /* strings, explicit */
+	SC("scenarios/slow_link.json"),            /* link overrides */
+	SC("scenarios/corruption/cached_metadata.json"), /* expectations */
+	SC("scenarios/gather/sorted_dups.json"),   /* explicit ids */
 };
 
 /* Every scenario file: its whole parse swept (a few hundred allocations). */

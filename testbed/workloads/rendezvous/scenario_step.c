@@ -32,9 +32,13 @@ static const char *const expect_err_keys[] = { "error", "message", NULL };
 static const char *const fill_keys[] = { "pattern", "seed", NULL };
 static const char *const error_keys[] = { "code", "message", NULL };
 
+/*
+ * b may be NULL with n set: a repeat's copy whose strings could not be
+ * duplicated (expand_send, expand_recv) keeps its template's count.
+ */
 static void free_bytes(struct sc_bytes *b, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; b && i < n; i++)
 		free(b[i].data);
 	free(b);
 }
@@ -298,6 +302,7 @@ static int parse_send_tensor(struct tv_ju *jc, const char *path, json_t *obj,
 {
 	char sub[TV_JU_PATH_MAX];
 	json_t *v;
+	int rc;
 
 	if (tv_ju_get_bool(jc, path, obj, "dead", false, &s->dead))
 		return -EINVAL;
@@ -324,8 +329,10 @@ static int parse_send_tensor(struct tv_ju *jc, const char *path, json_t *obj,
 		return -EINVAL;
 	v = json_object_get(obj, "strings");
 	tv_ju_path_key(sub, path, "strings");
-	if (v && parse_strings(jc, sub, v, &s->strings, &s->nstrings))
-		return -EINVAL;
+	/* -EINVAL (named) or -ENOMEM: the loader tells the two apart. */
+	rc = v ? parse_strings(jc, sub, v, &s->strings, &s->nstrings) : 0;
+	if (rc)
+		return rc;
 	return check_tensor_size(jc, path, s);
 }
 
@@ -498,8 +505,7 @@ static int parse_expect_ok(struct tv_ju *jc, const char *path, json_t *v,
 	}
 	if ((f = json_object_get(v, "strings"))) {
 		tv_ju_path_key(sub, path, "strings");
-		if (parse_strings(jc, sub, f, &ex->strings, &ex->nstrings))
-			return -EINVAL;
+		return parse_strings(jc, sub, f, &ex->strings, &ex->nstrings);
 	}
 	return 0;
 }
