@@ -1386,8 +1386,8 @@ static int windows_attempt(void *arg)
 	rc = tv_tb_windows_create(3, &w);
 	if (rc)
 		return rc;
-	/* Enough windows to grow the table more than once. */
-	for (uint32_t i = 0; !rc && i < 200; i++) {
+	/* Enough windows to grow the table (1024 slots, half full) twice. */
+	for (uint32_t i = 0; !rc && i < 1100; i++) {
 		struct tv_tb_window win = { .addr = 0x10000 * (uint64_t)(i + 1),
 					    .length = 4096, .rkey = 0x100 + i,
 					    .id = i };
@@ -1395,7 +1395,7 @@ static int windows_attempt(void *arg)
 		rc = tv_tb_windows_open(w, i % 3, (i + 1) % 3, i, &win);
 	}
 	oom_pause();
-	for (uint32_t i = 0; !rc && i < 200; i++) {
+	for (uint32_t i = 0; !rc && i < 1100; i++) {
 		struct tv_tb_window *f = tv_tb_windows_find(w, i % 3,
 							    (i + 1) % 3, i);
 
@@ -1409,7 +1409,9 @@ static int windows_attempt(void *arg)
 
 START_TEST(test_oom_windows)
 {
-	sweep("windows", windows_attempt, NULL, LONG_MAX, 1);
+	struct sweep s = sweep("windows", windows_attempt, NULL, LONG_MAX, 1);
+
+	ck_assert_uint_eq(s.allocs, 4); /* the table, its slots, two growths */
 }
 END_TEST
 
