@@ -653,6 +653,7 @@ static const char *const site_files[] = {
 	SC("tests/regressions/dup_late_landing.json"),
 	SC("scenarios/string_tensor.json"),
 	SC("scenarios/many_concurrent.json"),
+	SC("tests/regressions/tf23220_unregistered_source.json"),
 };
 
 START_TEST(test_oom_run_sites)
