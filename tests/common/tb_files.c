@@ -300,3 +300,26 @@ bool have_rdma_device(void)
 {
 	return access("/sys/class/infiniband", F_OK) == 0;
 }
+
+size_t run_fails_with(const struct tv_tb_run *run, const char *part)
+{
+	const struct tv_tb_failures *f = tv_tb_run_failures(run);
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->count && i < TV_TB_FAILURES_KEPT; i++)
+		if (f->msgs[i] && strstr(f->msgs[i], part))
+			n++;
+	return n;
+}
+
+char *run_summary_text(const struct tv_tb_run *run)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(out);
+	tv_tb_run_print_summary(run, out);
+	ck_assert_int_eq(fclose(out), 0);
+	return buf;
+}

@@ -71,6 +71,10 @@ char *record_mem(struct tv_tb_scenario *sc, uint64_t seed, size_t *len_p);
 void replay_expect(const char *path, enum tv_tb_replay_state state,
 		   const char *msg);
 
+/* How many of the run's kept failure texts hold part. */
+size_t run_fails_with(const struct tv_tb_run *run, const char *part);
+/* The run's summary (tv_tb_run_print_summary), as a new string. */
+char *run_summary_text(const struct tv_tb_run *run);
 /*
  * True when this machine has an RDMA device: a refusal for want of one is
  * then not what a test may expect (it says so and skips that case).

@@ -52,18 +52,6 @@ static const char delayed[] =
 	" \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [8]}],"
 	" \"recvs\": [{\"node\": 1, \"from\": 0, \"name\": \"t\"}]}]}";
 
-static char *summary_text(const struct tv_tb_run *run)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&buf, &len);
-
-	ck_assert_ptr_nonnull(out);
-	tv_tb_run_print_summary(run, out);
-	ck_assert_int_eq(fclose(out), 0);
-	return buf;
-}
-
 static void assert_has(const char *text, const char *part)
 {
 	ck_assert_msg(strstr(text, part) != NULL, "'%.600s' lacks '%s'", text,
@@ -102,7 +90,7 @@ START_TEST(test_summary_odd_results)
 	run->res.corrupt_undetected = 1;
 	run->res.validated = true;
 	run->res.wall_ns = 0;
-	s = summary_text(run);
+	s = run_summary_text(run);
 	snprintf(want, sizeof(want), "faults      5 fired: %s x2, %s x3\n",
 		 pts[0].name, pts[1].name);
 	assert_has(s, want);
@@ -125,11 +113,11 @@ START_TEST(test_summary_no_state)
 	void *wl;
 
 	run = run_scenario_text(basic, 3, NULL, &sc);
-	full = summary_text(run);
+	full = run_summary_text(run);
 	assert_has(full, "\nworld       2 nodes");
 	wl = run->wl;
 	run->wl = NULL;
-	s = summary_text(run);
+	s = run_summary_text(run);
 	run->wl = wl;
 	ck_assert_msg(!strncmp(s, "scenario    b (cov)\nseed        3\ntime"
 			       "        ", 44), "%s", s);
@@ -166,7 +154,7 @@ START_TEST(test_summary_faults_without_state)
 	ops.setup = setup_refused;
 	run = run_scenario_ops(delayed, 3, &ops, &sc);
 	ck_assert_ptr_null(run->wl);
-	s = summary_text(run);
+	s = run_summary_text(run);
 	assert_has(s, "faults      0 fired\n");
 	free(s);
 	tv_tb_run_free(run);
@@ -185,13 +173,13 @@ START_TEST(test_summary_no_workload_lines)
 	ops.summary = NULL;
 	run = run_scenario_ops(delayed, 3, &ops, &sc);
 	ck_assert_uint_eq(run->res.crashes, 0);
-	s = summary_text(run);
+	s = run_summary_text(run);
 	assert_has(s, "faults      1 fired: sim/deliver/delay x1\n");
 	assert_lacks(s, "crashes");
 	assert_has(s, "\ntime        ");
 	free(s);
 	run->res.crashes = 1;
-	s = summary_text(run);
+	s = run_summary_text(run);
 	assert_has(s, "crashes     1 crashes, 0 restarts (0 failed), 0 "
 		   "operations skipped (node down)\n");
 	free(s);

@@ -26,18 +26,6 @@
 #include "rv_scenario.h"
 #include "rv_workload.h"
 
-/* How many of the run's kept failure texts hold `part`. */
-static size_t count_fails(const struct tv_tb_run *run, const char *part)
-{
-	const struct tv_tb_failures *f = tv_tb_run_failures(run);
-	size_t n = 0;
-
-	for (size_t i = 0; i < f->count && i < TV_TB_FAILURES_KEPT; i++)
-		if (f->msgs[i] && strstr(f->msgs[i], part))
-			n++;
-	return n;
-}
-
 /* ---- scenarios refused ---------------------------------------------------- */
 
 #define SND(name) "{\"from\": 0, \"to\": 1, \"name\": \"" name "\", \"dtype\": \"float\", \"shape\": [2]}"
@@ -219,7 +207,7 @@ START_TEST(test_unmatched_sends_fewer)
 	ck_assert_uint_eq(rg.calls, 1);
 	ck_assert_int_eq(rg.code, TV_OK);
 	ck_assert_uint_eq(f->count, 1);
-	ck_assert_uint_eq(count_fails(run,
+	ck_assert_uint_eq(run_fails_with(run,
 		"invariant: node 0 has unmatched_sends = 0 at quiescence, expected 1"), 1);
 	tv_tb_run_free(run);
 	tv_tb_scenario_free(sc);
@@ -304,13 +292,13 @@ START_TEST(test_recv_failed_before_publish)
 	struct tv_tb_run *run = run_scenario_text(text, 1, NULL, &sc);
 
 	ck_assert_uint_eq(tv_tb_run_result(run)->ops_failed, 1);
-	ck_assert_uint_eq(count_fails(run,
+	ck_assert_uint_eq(run_fails_with(run,
 		"not quiescent at the virtual deadline of 5000000 ns"), 1);
-	ck_assert_uint_eq(count_fails(run,
+	ck_assert_uint_eq(run_fails_with(run,
 		"invariant: step 1: node 1 recv 'a' from node 0: recoverable"
 		" fault not recovered: failed with UNAVAILABLE \"no ACK from"
 		" node 0 within 1000000 ns"), 1);
-	ck_assert_uint_eq(count_fails(run, "the sender published"), 0);
+	ck_assert_uint_eq(run_fails_with(run, "the sender published"), 0);
 	tv_tb_run_free(run);
 	tv_tb_scenario_free(sc);
 }
@@ -367,7 +355,7 @@ START_TEST(test_breakage_unknown_to_runner)
 
 	run = run_breakage(&ops, "no-ack-timeout", &sc);
 	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 0);
-	ck_assert_uint_eq(count_fails(run, "recoverable fault not recovered"), 1);
+	ck_assert_uint_eq(run_fails_with(run, "recoverable fault not recovered"), 1);
 	tv_tb_run_free(run);
 	tv_tb_scenario_free(sc);
 }

@@ -137,18 +137,6 @@ static struct tv_tb_run *run_text(const char *text, uint64_t seed,
 	return run_scenario_text(text, seed, NULL, sc_p);
 }
 
-static char *summary_of(const struct tv_tb_run *run)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&buf, &len);
-
-	ck_assert_ptr_nonnull(out);
-	tv_tb_run_print_summary(run, out);
-	ck_assert_int_eq(fclose(out), 0);
-	return buf;
-}
-
 /* The summary's fallbacks: no workload lines, "operation", crashes. */
 START_TEST(test_toy_summary_fallbacks)
 {
@@ -163,7 +151,7 @@ START_TEST(test_toy_summary_fallbacks)
 	ck_assert_uint_eq(tv_tb_run_result(run)->failures, 0);
 	ck_assert_uint_eq(tv_tb_run_result(run)->crashes, 1);
 	ck_assert_uint_eq(((struct toy_run *)tv_tb_run_wl(run))->actor_seen, 1);
-	s = summary_of(run);
+	s = run_summary_text(run);
 	ck_assert_msg(strstr(s, "scenario    ct (cov)\n") != NULL, "%s", s);
 	ck_assert_msg(strstr(s, "faults      1 fired: node/crash x1\n") != NULL,
 		      "%s", s);

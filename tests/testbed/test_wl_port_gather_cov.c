@@ -27,18 +27,6 @@
 /* Not in a header: the registry (testbed/workloads.c) names it. */
 extern const struct tv_tb_workload_ops tv_gather_workload;
 
-static char *summary_of(const struct tv_tb_run *run)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	ck_assert_ptr_nonnull(f);
-	tv_tb_run_print_summary(run, f);
-	fclose(f);
-	return buf;
-}
-
 /* ---- port: keys of the wrong type ------------------------------------------ */
 
 #define PT_HEAD "{\"workload\": \"port\", \"nodes\": 2, "
@@ -215,7 +203,7 @@ START_TEST(test_port_empty_programs)
 	ck_assert_uint_eq(res->ops_ok, 4);
 	ck_assert_uint_eq(res->ops_failed, 0);
 	ck_assert_uint_eq(res->bytes, 0);
-	sum = summary_of(run);
+	sum = run_summary_text(run);
 	ck_assert_msg(strstr(sum, "3 programs, 6 tasks, 1 connections") != NULL,
 		      "%s", sum);
 	ck_assert_msg(strstr(sum, "tasks 6 done, 0 failed") != NULL, "%s", sum);

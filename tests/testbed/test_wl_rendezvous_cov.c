@@ -30,18 +30,6 @@
 #include "wire.h"
 #include "engine_int.h"
 
-/* How many of the run's kept failure texts hold `part`. */
-static size_t fails_with(const struct tv_tb_run *run, const char *part)
-{
-	const struct tv_tb_failures *f = tv_tb_run_failures(run);
-	size_t n = 0;
-
-	for (size_t i = 0; i < f->count && i < TV_TB_FAILURES_KEPT; i++)
-		if (f->msgs[i] && strstr(f->msgs[i], part))
-			n++;
-	return n;
-}
-
 static const char basic[] =
 	"{\"name\": \"b\", \"nodes\": 2, \"steps\": [{\"sends\": [{\"from\": 0,"
 	" \"to\": 1, \"name\": \"t\", \"dtype\": \"float\", \"shape\": [8]}],"
@@ -458,13 +446,13 @@ START_TEST(test_run_many_hung_recvs)
 	struct tv_tb_run *run = run_scenario_text(text, 3, "no-ack-timeout", &sc);
 	const struct tv_tb_failures *f = tv_tb_run_failures(run);
 
-	ck_assert_uint_eq(fails_with(run, "never completed (done callback not run at quiescence)"), 10);
-	ck_assert_uint_eq(fails_with(run, "invariant: 12 recvs never completed"), 1);
+	ck_assert_uint_eq(run_fails_with(run, "never completed (done callback not run at quiescence)"), 10);
+	ck_assert_uint_eq(run_fails_with(run, "invariant: 12 recvs never completed"), 1);
 	ck_assert_int_ne(f->kinds & (1u << TV_TB_FK_HANG), 0);
-	ck_assert_uint_eq(fails_with(run, "at quiescence node 1 still waits for the ACK of a control message to node 0"), 1);
+	ck_assert_uint_eq(run_fails_with(run, "at quiescence node 1 still waits for the ACK of a control message to node 0"), 1);
 	/* The engines' books agree: everything still queued or live. */
-	ck_assert_uint_eq(fails_with(run, "node 1 has queued_msgs = 12 at quiescence, expected 0"), 1);
-	ck_assert_uint_eq(fails_with(run, "node 1 has live_requests = 12 at quiescence"), 1);
+	ck_assert_uint_eq(run_fails_with(run, "node 1 has queued_msgs = 12 at quiescence, expected 0"), 1);
+	ck_assert_uint_eq(run_fails_with(run, "node 1 has live_requests = 12 at quiescence"), 1);
 	ck_assert_uint_eq(f->count, 15);
 	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 0);
 	ck_assert_uint_eq(tv_tb_run_result(run)->ops_failed, 0);
@@ -548,11 +536,11 @@ START_TEST(test_run_expect_mismatches)
 
 	ck_assert_uint_eq(f->count, 2);
 	ck_assert_int_eq(f->kinds, 1u << TV_TB_FK_EXPECT);
-	ck_assert_uint_eq(fails_with(run,
+	ck_assert_uint_eq(run_fails_with(run,
 		"recv 't' from node 0: shape [1], expected [0,1000000000000,"), 1);
 	/* 127 characters of the expected shape, no closing bracket. */
-	ck_assert_uint_eq(fails_with(run, "1000000000000]"), 0);
-	ck_assert_uint_eq(fails_with(run,
+	ck_assert_uint_eq(run_fails_with(run, "1000000000000]"), 0);
+	ck_assert_uint_eq(run_fails_with(run,
 		"recv 's' from node 0: string element 0 differs from the expected \"ac\""), 1);
 	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 4);
 	tv_tb_run_free(run);
@@ -871,7 +859,7 @@ START_TEST(test_run_string_over_limit)
 
 	ck_assert_msg(f->count == 1, "%zu: %s", (size_t)f->count, f->msgs[0]);
 	ck_assert_int_eq(f->first, TV_TB_FK_EXPECT);
-	ck_assert_uint_eq(fails_with(run,
+	ck_assert_uint_eq(run_fails_with(run,
 		"recv 'u' from node 0: string element 0 differs from the expected \"abc\""), 1);
 	ck_assert_uint_eq(tv_tb_run_result(run)->ops_failed, 1);
 	ck_assert_uint_eq(tv_tb_run_result(run)->ops_ok, 1);
@@ -1267,10 +1255,10 @@ START_TEST(test_recv_callback_contract)
 	for (int i = 3; i <= 5; i++)
 		ck_assert_int_eq(f->msg_kinds[i], TV_TB_FK_DATA);
 	/* The real completions: a second call each, with its own status. */
-	ck_assert_uint_eq(fails_with(run, "done callback ran 2 times"), 5);
-	ck_assert_uint_eq(fails_with(run,
+	ck_assert_uint_eq(run_fails_with(run, "done callback ran 2 times"), 5);
+	ck_assert_uint_eq(run_fails_with(run,
 		"invariant: step 1: node 1 recv 't' from node 0: done callback ran 2 times (status OK)"), 1);
-	ck_assert_uint_eq(fails_with(run,
+	ck_assert_uint_eq(run_fails_with(run,
 		"recv 'e' from node 0: done callback ran 2 times (status NOT_FOUND)"), 1);
 	/* 'q' failed (first call): the outcome rule finds no excuse. */
 	ck_assert_str_eq(f->msgs[11],
@@ -1376,7 +1364,7 @@ START_TEST(test_recv_callback_verdicts)
 	ck_assert_ptr_null(strstr(f->msgs[3], "validation"));
 	for (int i = 0; i < 4; i++)
 		ck_assert_int_eq(f->msg_kinds[i], TV_TB_FK_DATA);
-	ck_assert_uint_eq(fails_with(run, "done callback ran 2 times"), 6);
+	ck_assert_uint_eq(run_fails_with(run, "done callback ran 2 times"), 6);
 	ck_assert_str_eq(f->msgs[10],
 		"invariant: step 1: node 1 recv 'x' from node 0: failed with RESOURCE_EXHAUSTED \"over max_recv_bytes\" although the sender published a tensor and no fault fired");
 	ck_assert_str_eq(f->msgs[11],
@@ -1475,7 +1463,7 @@ START_TEST(test_recv_too_late_late_node)
 		} else {
 			ck_assert_uint_eq(f->count, 1);
 			ck_assert_int_eq(f->first, TV_TB_FK_OUTCOME);
-			ck_assert_uint_eq(fails_with(run,
+			ck_assert_uint_eq(run_fails_with(run,
 				"invariant: step 1: node 1 recv 'a' from node 0: failed with DEADLINE_EXCEEDED"), 1);
 		}
 		tv_tb_run_free(run);
