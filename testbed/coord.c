@@ -23,10 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "coord.h"
+#include "tb_int.h"
 
 #define COORD_RETRY_NS 200000000ull /* node 0 may start later than us */
 #define AG_CHUNK 192 /* bytes a line carries (384 hex digits) */
@@ -153,28 +153,20 @@ int coord_init(struct coord *c, uint32_t node, uint32_t nodes,
 	return 0;
 }
 
-static uint64_t fini_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /*
  * Whatever is queued (the last GO, an ABORT) still goes out, until
- * until_ms: a peer that never finished the handshake or stopped reading
+ * until_ns (tb_wall_ns): a peer that never finished the handshake or stopped reading
  * must not hold the process (a blocking write waited for TCP to give up:
  * two minutes for a handshake, forever for a peer that never reads).
  */
-static void fini_flush(struct coord_peer *p, uint64_t until_ms)
+static void fini_flush(struct coord_peer *p, uint64_t until_ns)
 {
 	size_t off = 0;
 
 	while (off < p->out_len) {
 		ssize_t n = write(p->fd, p->out + off, p->out_len - off);
 		struct pollfd pfd = { .fd = p->fd, .events = POLLOUT };
-		uint64_t now = fini_now_ms();
+		uint64_t now = tb_wall_ns();
 
 		if (n > 0) {
 			off += (size_t)n;
@@ -183,8 +175,9 @@ static void fini_flush(struct coord_peer *p, uint64_t until_ms)
 		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
 		    errno != EINTR)
 			return;
-		if (now >= until_ms ||
-		    (poll(&pfd, 1, (int)(until_ms - now)) < 0 && errno != EINTR))
+		if (now >= until_ns ||
+		    (poll(&pfd, 1, (int)((until_ns - now) / 1000000u + 1)) < 0 &&
+		     errno != EINTR))
 			return;
 	}
 }
@@ -192,13 +185,13 @@ static void fini_flush(struct coord_peer *p, uint64_t until_ms)
 void coord_fini(struct coord *c)
 {
 	/* A second for every peer's last words together. */
-	uint64_t until_ms = fini_now_ms() + 1000u;
+	uint64_t until_ns = tb_wall_ns() + 1000000000ull;
 
 	for (size_t i = 0; c->peers && i < c->npeers; i++) {
 		struct coord_peer *p = &c->peers[i];
 
 		if (p->fd >= 0 && p->out_len)
-			fini_flush(p, until_ms);
+			fini_flush(p, until_ns);
 		peer_close(p);
 		free(p->out);
 		free(p->stats);

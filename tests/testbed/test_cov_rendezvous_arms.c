@@ -216,19 +216,6 @@ END_TEST
 
 /* ---- verdicts after the run ------------------------------------------- */
 
-/* The run's summary, as `tensorverbs run` prints it (free it). */
-static char *summary_of(const struct tv_tb_run *run)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	ck_assert_ptr_nonnull(f);
-	tv_tb_run_print_summary(run, f);
-	ck_assert_int_eq(fclose(f), 0);
-	return buf;
-}
-
 /*
  * Node 1's polls find nothing from just before the tensor write of 'a'
  * lands (8018 ns) until its crash at 2 ms (its send 'z'): the write
@@ -252,7 +239,7 @@ START_TEST(test_crash_completes_landed_recv)
 	struct tv_tb_scenario *sc;
 	struct tv_tb_run *run = run_scenario_text(text, 1, NULL, &sc);
 	const struct tv_tb_result *res = tv_tb_run_result(run);
-	char *sum = summary_of(run);
+	char *sum = run_summary_text(run);
 
 	ck_assert_msg(tv_tb_run_failures(run)->count == 0, "%s",
 		      first_failure(run));
