@@ -107,7 +107,9 @@ static int merge_failures(struct tv_tb_swarm_report *r, uint32_t size)
 	uint64_t mine = r->nfail;
 	size_t n = 0;
 
-	if (!all || !counts) {
+	/* A rank without memory still meets the others (or they would wait
+	 * in the Allgather for ever): all agree first. */
+	if (!tb_mpi_min(all && counts)) {
 		free(all);
 		free(counts);
 		return -ENOMEM;
@@ -137,8 +139,10 @@ int tb_swarm_mpi(const struct tv_tb_swarm_opts *opts, uint32_t rank,
 	uint64_t v[SUMS], total[SUMS];
 	int rc = 0, any;
 
-	if (!r)
+	if (!tb_mpi_min(r != NULL)) { /* the same: every rank or none */
+		free(r);
 		return -ENOMEM;
+	}
 	mine.first = opts->first + lo;
 	mine.seeds = hi - lo;
 	if (rank)

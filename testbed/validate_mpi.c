@@ -55,7 +55,9 @@ static int hosts_gather(struct tv_tb_validation *v, struct host_checks **all_p)
 	struct host_checks *all = calloc(v->size, sizeof(*all));
 
 	v->hosts = calloc(v->size, sizeof(*v->hosts));
-	if (!hc || !all || !v->hosts) {
+	/* Every rank or none: a rank that left here alone would leave the
+	 * others in the Allgather for ever. */
+	if (!tb_mpi_min(hc && all && v->hosts)) {
 		free(hc);
 		free(all);
 		return -ENOMEM;
@@ -293,12 +295,10 @@ void val_mpi_done(struct tv_tb_validation *v)
 /* The other ranks: rank 0's jobs, until it is done. */
 void val_mpi_serve(struct tv_tb_validation *v)
 {
-	struct val_job *j = calloc(1, sizeof(*j));
+	struct val_job job, *j = &job; /* on the stack: nothing can fail */
 	char log[700], *bytes;
 	int worst;
 
-	if (!j)
-		abort(); /* the ranks could no longer meet: nothing to save */
 	for (;;) {
 		tb_mpi_bcast(j, sizeof(*j));
 		j->tag[sizeof(j->tag) - 1] = 0;
@@ -309,8 +309,8 @@ void val_mpi_serve(struct tv_tb_validation *v)
 			break;
 		if (j->kind == JOB_NODES) {
 			bytes = malloc(j->file_len ? j->file_len : 1);
-			if (!bytes)
-				abort();
+			if (!bytes) /* rank 0 sends them all at once: a rank */
+				abort(); /* that cannot take them cannot meet */
 			tb_mpi_bcast(bytes, j->file_len);
 			nodes_share(v, j, bytes, &worst);
 			free(bytes);
@@ -322,5 +322,4 @@ void val_mpi_serve(struct tv_tb_validation *v)
 			tb_mpi_min(val_in_path(j->tool));
 		}
 	}
-	free(j);
 }

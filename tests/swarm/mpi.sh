@@ -45,6 +45,15 @@ out=$(mpi --seeds 1 --jobs 3 --out "$work/m1" --json "$work/mpi1.json" 2>&1)
 	fail "1 seed over 2 ranks: the reports differ"
 [ "$(jq .seeds "$work/mpi1.json")" = 1 ] || fail "1 seed over 2 ranks: $(jq -c .seeds "$work/mpi1.json") seeds reported"
 
+# More jobs than a rank's seeds: 3 seeds, 3 jobs, rank 0 has 1 seed and
+# runs it with 1 worker, rank 1 2 with 2; the plain report again.
+out=$(mpi --seeds 3 --jobs 3 --out "$work/m3" --json "$work/mpi3.json" 2>&1)
+[ $? -eq 0 ] || fail "the MPI swarm of 3 seeds failed: $out"
+"$bin" swarm --seeds 3 --jobs 3 --out "$work/p3" --json "$work/plain3.json" >/dev/null 2>&1 ||
+	fail "the plain swarm of 3 seeds failed"
+[ "$(jq -S "$strip" "$work/mpi3.json")" = "$(jq -S "$strip" "$work/plain3.json")" ] ||
+	fail "3 seeds, 3 jobs over 2 ranks: the reports differ"
+
 # A violation: the same smallest failing seed, reported once.
 out=$(TV_BREAK=ignore-errors mpi --workload gather --seeds 400 --jobs 1 --out "$work/mb" \
 	--json "$work/mpi_bad.json" 2>&1)
@@ -54,4 +63,4 @@ TV_BREAK=ignore-errors "$bin" swarm --workload gather --seeds 400 --jobs 2 --out
 	--json "$work/plain_bad.json" >/dev/null 2>&1
 [ "$(jq '.failures[0].seed' "$work/mpi_bad.json")" = "$(jq '.failures[0].seed' "$work/plain_bad.json")" ] ||
 	fail "smallest failing seed: MPI $(jq '.failures[0].seed' "$work/mpi_bad.json"), plain $(jq '.failures[0].seed' "$work/plain_bad.json")"
-echo "mpi: 2 ranks give the single-process report over 600 seeds and over 1, and its smallest failing seed"
+echo "mpi: 2 ranks give the single-process report over 600 seeds, over 1 and over 3 with 3 jobs, and its smallest failing seed"
