@@ -225,21 +225,17 @@ static int parse_args(struct serve_args *a, int argc, char **argv)
  */
 static int mpi_cluster(struct serve_args *a, uint32_t rank, uint32_t size)
 {
-	struct sockaddr_storage *all;
 	int ret;
 
 	if (size > TV_TB_MAX_NODES)
 		return -E2BIG;
-	all = calloc(size, sizeof(*all));
-	if (!all)
-		return -ENOMEM;
-	ret = tv_tb_mpi_addrs("tensorverbs serve", (uint16_t)a->mpi_port, all);
-	for (uint32_t r = 0; !ret && r < size; r++) {
-		a->o.addrs[r] = all[r];
+	/* Straight into the options: no allocation, which could fail on one
+	 * rank alone and leave the others in the exchange. */
+	ret = tv_tb_mpi_addrs("tensorverbs serve", (uint16_t)a->mpi_port,
+			      a->o.addrs);
+	for (uint32_t r = 0; !ret && r < size; r++)
 		a->o.have_addr[r] = true;
-	}
 	a->o.node = rank;
-	free(all);
 	return ret;
 }
 

@@ -798,7 +798,7 @@ static int record_init(struct tv_tb_hw *hw, char *msg, size_t cap)
 }
 
 /* The node's verdict; the workload's operation counts are not known here. */
-static void record_finish(struct tv_tb_hw *hw)
+static int record_finish(struct tv_tb_hw *hw)
 {
 	struct tv_tb_result res = { .failures = hw->fails.count };
 	int ret = hw->rec_gather ?
@@ -810,6 +810,7 @@ static void record_finish(struct tv_tb_hw *hw)
 	if (ret)
 		fprintf(stderr, "tensorverbs serve: node %u: --record %s: %s\n",
 			hw->o->node, hw->o->record_path, strerror(-ret));
+	return ret;
 }
 
 static int hw_open(struct tv_tb_hw *hw, char *msg, size_t cap)
@@ -901,12 +902,14 @@ static int hw_run(struct tv_tb_hw *hw)
 	rc = hw->fails.count ? TV_TB_SERVE_FAIL : TV_TB_SERVE_PASS;
 close:
 	rc = hw_close(hw, rc);
+	/* A recording asked for and not written fails the run (the reason
+	 * printed before the verdict). */
+	if (hw->tap && record_finish(hw) && rc == TV_TB_SERVE_PASS)
+		rc = TV_TB_SERVE_FAIL;
 	if (rc != TV_TB_SERVE_USAGE)
 		hw_summary(hw, rc, (double)(tb_wall_ns() - hw->t0_ns) / 1e9);
 	if (hw->st && hw->ops->state_free)
 		hw->ops->state_free(hw->st);
-	if (hw->tap)
-		record_finish(hw);
 	free(hw->times);
 	tb_failures_free(&hw->fails);
 	return rc;
@@ -1083,8 +1086,8 @@ static int serve_load(const struct tv_tb_serve_opts *o,
  * Every rank comes here once, with or without a recording (len 0), so
  * that no rank waits on a collective another one skipped.
  */
-static void record_gather(const struct tv_tb_serve_opts *o, uint32_t rank,
-			  const char *buf, size_t len)
+static int record_gather(const struct tv_tb_serve_opts *o, uint32_t rank,
+			 const char *buf, size_t len)
 {
 	char err[1024] = "", **bufs = NULL;
 	uint64_t *lens = NULL;
@@ -1096,7 +1099,7 @@ static void record_gather(const struct tv_tb_serve_opts *o, uint32_t rank,
 			fprintf(stderr, "tensorverbs serve: rank %u: --record %s: "
 				"gathering the recordings: %s\n", rank,
 				o->record_path, strerror(-ret));
-		return;
+		return ret;
 	}
 	(void)tv_tb_mpi_world(&rank, &size);
 	/* The ranks that made one, in rank order; the others are named. */
@@ -1123,6 +1126,7 @@ static void record_gather(const struct tv_tb_serve_opts *o, uint32_t rank,
 		free(bufs[r]);
 	free(bufs);
 	free(lens);
+	return ret;
 }
 
 static int serve_node(const struct tv_tb_serve_opts *o, bool gather,
@@ -1174,8 +1178,11 @@ int tv_tb_serve(const struct tv_tb_serve_opts *o)
 	size_t len = 0;
 	int rc = serve_node(o, gather, &rec, &len);
 
-	if (gather)
-		record_gather(o, rank, rec, len);
+	/* A recording asked for and not written fails the run (as a path
+	 * that cannot be written does before it starts): a script would
+	 * otherwise go on to replay a file that is not there. */
+	if (gather && record_gather(o, rank, rec, len) && !rc)
+		rc = TV_TB_SERVE_FAIL;
 	free(rec);
 	return rc;
 }

@@ -1172,6 +1172,31 @@ for k in 0 1; do
 			oom_sweep oom_${wl%%:*}_flt_$k $k oom_serve_flt "$repo/scenarios/${wl#*:}.json"
 	done
 done
+# A rank out of memory while rank 0 gathers the recordings (serve
+# --record under mpirun): every allocation of the testbed's MPI code
+# fails once on each rank in turn; every job must end by itself, both
+# ranks failing and saying so (tests/swarm/mpi_oom.sh; its swarm and
+# validate sweeps run in the unit suite, without devices).
+mpi_oom_record() {
+	local name=mpi_oom_record out rc=0
+	picked "$name" || return 0
+	if [ "${TV_RXE_OOM:-0}" != 1 ]; then
+		result "$name" skip "(runs in CI's coverage stage: ci/rxe-coverage.sh sets TV_RXE_OOM=1 and fails on its failure)"
+		return
+	fi
+	[ -x "$oom_bin" ] || { result "$name" fail "($oom_bin not built: ci/build-cli.sh builds it)"; return; }
+	out=$(MPI_OOM_ENV0="RDMA_DEVICE=$RXE_DEV0" MPI_OOM_ENV1="RDMA_DEVICE=$RXE_DEV1" \
+		OMPI_MCA_plm_rsh_agent=false bash "$repo/tests/swarm/mpi_oom.sh" "$oom_bin" \
+		"$work/$name" serve serve "$basic" --timeout 60 --record "$work/$name.jsonl" 2>&1) || rc=$?
+	case $rc in
+	0) result "$name" pass "($out)" ;;
+	77) result "$name" skip "($out)" ;;
+	*)
+		result "$name" fail "(exit $rc)"
+		printf '%s\n' "$out" | tail -n 20 ;;
+	esac
+}
+mpi_oom_record
 
 # The fault sweep: every point real verbs can inject into a workload
 # (`tensorverbs faults`, WHERE "sim and hw", its workload or any), armed

@@ -7,7 +7,11 @@
 # (a rank that left alone would leave the other in a collective for
 # ever: the bug this found in three places) and say it ran out of memory.
 # Skips (77) without mpirun, addr2line or a build with MPI.
-# usage: mpi_oom.sh TENSORVERBS-OOM WORKDIR
+# usage: mpi_oom.sh TENSORVERBS-OOM WORKDIR [NAME ARGS...]
+#   without NAME: `swarm` and `validate` (no device needed); with it, the
+#   job `tensorverbs ARGS...` (the rxe suite's `serve --record`: rank 0
+#   gathers the recordings).  MPI_OOM_ENV0 / MPI_OOM_ENV1: more
+#   assignments for rank 0's / rank 1's environment (RDMA_DEVICE=...).
 set -u
 bin=$1
 work=$2
@@ -38,8 +42,9 @@ run() {
 	local tag=$1 e0=$2 e1=$3
 	shift 3
 	timeout 120 mpirun --oversubscribe --mca orte_abort_on_non_zero_status 0 \
-		-np 1 env "$e0" sh -c "$each" "$bin" "$@" : \
-		-np 1 env "$e1" sh -c "$each" "$bin" "$@" </dev/null >"$work/$tag.log" 2>&1
+		-np 1 env "$e0" ${MPI_OOM_ENV0:-} sh -c "$each" "$bin" "$@" : \
+		-np 1 env "$e1" ${MPI_OOM_ENV1:-} sh -c "$each" "$bin" "$@" \
+		</dev/null >"$work/$tag.log" 2>&1
 }
 
 # sweep NAME ARGS...: every site of testbed/mpi.c and validate_mpi.c the
@@ -81,5 +86,10 @@ sweep() {
 	echo "$name: $sites sites of the MPI code, $fired failures over the two ranks, every job ended and said so"
 }
 
+if [ $# -gt 2 ]; then
+	shift 2
+	sweep "$@"
+	exit
+fi
 sweep swarm swarm --seeds 4 --jobs 1 --out "$work/swarm-failures"
 sweep validate validate --out "$work/validate"
