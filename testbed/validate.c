@@ -370,45 +370,71 @@ static void config(struct tv_tb_validation *v)
 }
 
 /* This rank's folder (out_dir; under mpirun, out_dir/rankR for R > 0). */
+static int val_dir_error(const struct tv_tb_validation *v, const char *path,
+			 int ret)
+{
+	fprintf(stderr, "tensorverbs validate: rank %u: %s: %s\n", v->rank,
+		path, strerror(-ret));
+	return ret;
+}
+
 static int make_dirs(struct tv_tb_validation *v)
 {
 	static const char *const sub[] = { "", "/logs", "/scenarios" };
 	char path[700];
 
 	if (mkdir(v->opts->out_dir, 0755) && errno != EEXIST)
-		return -errno;
+		return val_dir_error(v, v->opts->out_dir, -errno);
 	if (v->rank ? val_path(v->dir, sizeof(v->dir), "%s/rank%u",
 			       v->opts->out_dir, v->rank) :
 		      val_path(v->dir, sizeof(v->dir), "%s", v->opts->out_dir))
-		return -ENAMETOOLONG;
+		return val_dir_error(v, v->opts->out_dir, -ENAMETOOLONG);
 	for (size_t i = 0; i < 3; i++) {
 		val_path(path, sizeof(path), "%s%s", v->dir, sub[i]);
 		if (mkdir(path, 0755) && errno != EEXIST)
-			return -errno;
+			return val_dir_error(v, path, -errno);
 	}
 	return 0;
+}
+
+/*
+ * Under mpirun every rank goes on or none: a rank that stopped alone
+ * (no memory, a folder it cannot make on its host) would leave the
+ * others in val_mpi_hosts' exchange for ever.  The ranks that could
+ * start say which could not; it said why.
+ */
+static int val_all_started(uint32_t rank, uint32_t size, int ret)
+{
+	if (size < 2 || tb_mpi_min(ret == 0))
+		return ret;
+	if (!ret)
+		fprintf(stderr, "tensorverbs validate: rank %u: another rank "
+			"could not start (its message says why)\n", rank);
+	return ret ? ret : -ECANCELED;
 }
 
 int tv_tb_validate(const struct tv_tb_validate_opts *o, struct tv_tb_validation **v_p)
 {
 	struct tv_tb_validation *v = calloc(1, sizeof(*v));
+	uint32_t rank = 0, size = 1;
 	int ret;
 
-	if (!v)
-		return -ENOMEM;
-	v->opts = o;
-	v->t0 = val_now_ns();
-	v->next_port = 21000; /* rdma_cm and perftest ports from here */
-	v->size = 1;
-	if (tv_tb_mpi_world(&v->rank, &v->size) && v->size < 2)
-		v->size = 1;
-	v->quiet = v->rank != 0;
-	val_signals();
-	ret = make_dirs(v);
+	if (!tv_tb_mpi_world(&rank, &size) || size < 2)
+		size = 1;
+	if (v) {
+		v->opts = o;
+		v->t0 = val_now_ns();
+		v->next_port = 21000; /* rdma_cm and perftest ports from here */
+		v->rank = rank;
+		v->size = size;
+		v->quiet = rank != 0;
+	}
+	ret = val_all_started(rank, size, v ? make_dirs(v) : -ENOMEM);
 	if (ret) {
 		free(v);
 		return ret;
 	}
+	val_signals();
 	devices(v);
 	config(v);
 	ret = v->size > 1 ? val_mpi_hosts(v) : 0;
