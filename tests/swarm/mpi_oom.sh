@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # A rank out of memory in an MPI job (docs/multihost.md): every
 # allocation the testbed's MPI code makes (testbed/mpi.c for swarm,
-# validate_mpi.c for validate) fails once, on rank 0 and then on rank 1
-# of a two-rank job, with the allocation-failing build of the command
-# (tensorverbs-oom, tests/rxe/oom_ctl.c).  Each job must end by itself
-# (a rank that left alone would leave the other in a collective for
-# ever: the bug this found in three places) and say it ran out of memory.
+# validate.c and validate_mpi.c for validate) fails once, on rank 0 and
+# then on rank 1 of a two-rank job, with the allocation-failing build of
+# the command (tensorverbs-oom, tests/rxe/oom_ctl.c).  Each job must end
+# by itself (a rank that left alone would leave the other in a
+# collective for ever: the bug this found in four places) and say it ran
+# out of memory.
 # Skips (77) without mpirun, addr2line or a build with MPI.
 # usage: mpi_oom.sh TENSORVERBS-OOM WORKDIR [NAME ARGS...]
 #   without NAME: `swarm` and `validate` (no device needed); with it, the
@@ -62,7 +63,7 @@ sweep() {
 	# A return address minus one: the call's line, not the next one's.
 	sort -u "$work/$name.0" "$work/$name.1" | while read -r off; do
 		printf '%s %s\n' "$off" "$(addr2line -e "$bin" "$(printf '0x%x' $((off - 1)))")"
-	done | grep -E ' .*/testbed/(mpi|validate_mpi)\.c:' >"$work/$name.sites"
+	done | grep -E ' .*/testbed/(mpi|validate|validate_mpi)\.c:' >"$work/$name.sites"
 	[ -s "$work/$name.sites" ] || fail "$name: no allocation of the MPI code recorded"
 	while read -r off loc; do
 		sites=$((sites + 1))
