@@ -1483,6 +1483,27 @@ bench_options() {
 }
 bench_options
 
+# Options past what a run can take, bounded without refusing: a window
+# of 200 fetches of 1 MiB is cut to 128 (the destinations in flight stay
+# within 128 MiB); --bytes below four puts still makes four.
+bench_clamps() {
+	local name=bench_clamps r1=0 r2=0
+	picked "$name" || return 0
+	"$tv" bench rxe --sizes 1048576 --bytes 4194304 --window 200 --lat-iters 10 \
+		--timeout 120 >"$work/$name.rxe.log" 2>&1 || r1=$?
+	"$tv" bench port --sizes 65536 --bytes 65536 --lat-iters 10 --timeout 60 \
+		>"$work/$name.port.log" 2>&1 || r2=$?
+	if [ "$r1/$r2" = 0/0 ] &&
+		grep -q '^bench-rxe bw 1048576 [1-9][0-9]* (4 fetches, window 128,' "$work/$name.rxe.log" &&
+		grep -q '^bench-port bw 65536 [1-9][0-9]*$' "$work/$name.port.log"; then
+		result "$name" pass "(window 200 of 1 MiB ran as 128; 64 KiB of 64 KiB puts measured)"
+	else
+		result "$name" fail "(exit $r1/$r2)"
+		tail -n 6 "$work/$name.rxe.log" "$work/$name.port.log"
+	fi
+}
+bench_clamps
+
 # Refusals: a value out of range names the option; --breakdown with
 # --node; node 1 not there (node 0 names the address it tried).
 bench_refusals() {
