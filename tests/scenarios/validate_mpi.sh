@@ -11,17 +11,9 @@
 set -u
 bin=$1
 work=$2
-command -v mpirun >/dev/null || { echo "SKIP: no mpirun (openmpi-bin)"; exit 77; }
-rm -rf "$work"
+. "$(dirname "$0")/../common/mpi_test.sh" "$work"
 mkdir -p "$work/out"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 unset RDMA_DEVICE RDMA_DEVICE_PORT
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
 
 job() {
 	timeout 120 mpirun --oversubscribe -np 2 "$bin" validate --out "$work/out" \

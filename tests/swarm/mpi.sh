@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # mpirun splits a swarm over its ranks (docs/multihost.md): two ranks on
 # this machine give the report of the single-process swarm over the same
 # seeds (every counter and the fault table; on a violation, the same
@@ -7,18 +7,8 @@
 set -u
 bin=$1
 work=$2
-command -v mpirun >/dev/null || { echo "SKIP: no mpirun (openmpi-bin)"; exit 77; }
-rm -rf "$work"
-mkdir -p "$work"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# Open MPI keeps memory past MPI_Finalize on purpose: not our leaks.
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+. "$(dirname "$0")/../common/mpi_test.sh" "$work"
 mpi() { mpirun --oversubscribe -np 2 "$bin" swarm "$@"; }
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
 
 out=$(mpi --seeds 600 --jobs 1 --out "$work/m" --json "$work/mpi.json" 2>&1)
 rc=$?
@@ -35,24 +25,23 @@ strip='del(.seconds, .jobs, .build)'
 [ "$(jq -S "$strip" "$work/mpi.json")" = "$(jq -S "$strip" "$work/plain.json")" ] ||
 	fail "the reports differ: $(diff <(jq -S "$strip" "$work/mpi.json") <(jq -S "$strip" "$work/plain.json") | head)"
 
+# same_as_plain TAG SEEDS JOBS: the MPI swarm's report is the plain one's.
+same_as_plain() {
+	out=$(mpi --seeds "$2" --jobs "$3" --out "$work/m$1" --json "$work/mpi$1.json" 2>&1)
+	[ $? -eq 0 ] || fail "the MPI swarm of $2 seeds failed: $out"
+	"$bin" swarm --seeds "$2" --jobs "$3" --out "$work/p$1" --json "$work/plain$1.json" \
+		>/dev/null 2>&1 || fail "the plain swarm of $2 seeds failed"
+	[ "$(jq -S "$strip" "$work/mpi$1.json")" = "$(jq -S "$strip" "$work/plain$1.json")" ] ||
+		fail "$2 seeds, $3 jobs over 2 ranks: the reports differ"
+}
+
 # Fewer seeds than ranks and more jobs than seeds: rank 0 has none, rank
 # 1 one seed and one worker; the report is still the plain swarm's.
-out=$(mpi --seeds 1 --jobs 3 --out "$work/m1" --json "$work/mpi1.json" 2>&1)
-[ $? -eq 0 ] || fail "the MPI swarm of 1 seed failed: $out"
-"$bin" swarm --seeds 1 --jobs 1 --out "$work/p1" --json "$work/plain1.json" >/dev/null 2>&1 ||
-	fail "the plain swarm of 1 seed failed"
-[ "$(jq -S "$strip" "$work/mpi1.json")" = "$(jq -S "$strip" "$work/plain1.json")" ] ||
-	fail "1 seed over 2 ranks: the reports differ"
+same_as_plain 1 1 3
 [ "$(jq .seeds "$work/mpi1.json")" = 1 ] || fail "1 seed over 2 ranks: $(jq -c .seeds "$work/mpi1.json") seeds reported"
-
 # More jobs than a rank's seeds: 3 seeds, 3 jobs, rank 0 has 1 seed and
 # runs it with 1 worker, rank 1 2 with 2; the plain report again.
-out=$(mpi --seeds 3 --jobs 3 --out "$work/m3" --json "$work/mpi3.json" 2>&1)
-[ $? -eq 0 ] || fail "the MPI swarm of 3 seeds failed: $out"
-"$bin" swarm --seeds 3 --jobs 3 --out "$work/p3" --json "$work/plain3.json" >/dev/null 2>&1 ||
-	fail "the plain swarm of 3 seeds failed"
-[ "$(jq -S "$strip" "$work/mpi3.json")" = "$(jq -S "$strip" "$work/plain3.json")" ] ||
-	fail "3 seeds, 3 jobs over 2 ranks: the reports differ"
+same_as_plain 3 3 3
 
 # A violation: the same smallest failing seed, reported once.
 out=$(TV_BREAK=ignore-errors mpi --workload gather --seeds 400 --jobs 1 --out "$work/mb" \

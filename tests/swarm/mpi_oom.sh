@@ -16,21 +16,11 @@
 set -u
 bin=$1
 work=$2
-command -v mpirun >/dev/null || { echo "SKIP: no mpirun (openmpi-bin)"; exit 77; }
+. "$(dirname "$0")/../common/mpi_test.sh" "$work"
 command -v addr2line >/dev/null || { echo "SKIP: no addr2line (binutils)"; exit 77; }
-rm -rf "$work"
-mkdir -p "$work"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# Open MPI keeps memory past MPI_Finalize on purpose: not our leaks.
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 # No RDMA device needed: validate reports the missing devices after the
 # ranks have met (that meeting is what is swept).
 unset RDMA_DEVICE RDMA_DEVICE_PORT
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
 
 # run TAG ENV0 ENV1 ARGS...: the job, rank 0 with ENV0, rank 1 with ENV1
 # (each an environment assignment); its output in $work/TAG.log, with a
