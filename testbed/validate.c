@@ -369,7 +369,7 @@ static void config(struct tv_tb_validation *v)
 	    "%s", ret ? msg : "valid (docs/ibverbs.md)");
 }
 
-/* This rank's folder (out_dir; under mpirun, out_dir/rankR for R > 0). */
+/* A folder this rank cannot make, named (its rank: under mpirun, whose). */
 static int val_dir_error(const struct tv_tb_validation *v, const char *path,
 			 int ret)
 {
@@ -378,6 +378,7 @@ static int val_dir_error(const struct tv_tb_validation *v, const char *path,
 	return ret;
 }
 
+/* This rank's folder (out_dir; under mpirun, out_dir/rankR for R > 0). */
 static int make_dirs(struct tv_tb_validation *v)
 {
 	static const char *const sub[] = { "", "/logs", "/scenarios" };
