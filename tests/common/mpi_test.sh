@@ -13,3 +13,12 @@ fail() {
 	echo "FAIL: $*" >&2
 	exit 1
 }
+
+# skip_without_mpi_build OUTPUT: skips the script (77) when the command
+# said it was built without MPI (OUTPUT: its words).
+skip_without_mpi_build() {
+	if printf '%s\n' "$1" | grep -q "built without MPI"; then
+		echo "SKIP: this build has no MPI (libopenmpi-dev)"
+		exit 77
+	fi
+}

@@ -23,7 +23,7 @@ job() {
 : >"$work/out/rank1"
 job blocked
 rc=$?
-grep -q "built without MPI" "$work/blocked.log" && { echo "SKIP: this build has no MPI (libopenmpi-dev)"; exit 77; }
+skip_without_mpi_build "$(cat "$work/blocked.log")"
 [ $rc != 124 ] || fail "rank 1 could not start and the job hung (killed after 120 s)"
 [ $rc != 0 ] || fail "rank 1 could not start, yet the job passed"
 grep -qF "tensorverbs validate: rank 1: $work/out/rank1/logs: Not a directory" "$work/blocked.log" ||

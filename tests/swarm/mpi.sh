@@ -12,10 +12,7 @@ mpi() { mpirun --oversubscribe -np 2 "$bin" swarm "$@"; }
 
 out=$(mpi --seeds 600 --jobs 1 --out "$work/m" --json "$work/mpi.json" 2>&1)
 rc=$?
-if printf '%s\n' "$out" | grep -q "built without MPI"; then
-	echo "SKIP: this build has no MPI (libopenmpi-dev)"
-	exit 77
-fi
+skip_without_mpi_build "$out"
 [ $rc -eq 0 ] || fail "the MPI swarm failed (exit $rc): $out"
 printf '%s\n' "$out" | grep -q '^swarm: 2 MPI ranks' || fail "not split over 2 ranks: $out"
 [ "$(printf '%s\n' "$out" | grep -c '^fault kind')" = 1 ] || fail "the table printed $(printf '%s\n' "$out" | grep -c '^fault kind') times"

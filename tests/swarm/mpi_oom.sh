@@ -44,10 +44,7 @@ sweep() {
 	local name=$1 rc sites=0 fired=0 off loc k
 	shift
 	run "$name.rec" "TV_OOM_RECORD=$work/$name.0" "TV_OOM_RECORD=$work/$name.1" "$@"
-	if grep -q "built without MPI" "$work/$name.rec.log"; then
-		echo "SKIP: this build has no MPI (libopenmpi-dev)"
-		exit 77
-	fi
+	skip_without_mpi_build "$(cat "$work/$name.rec.log")"
 	[ -s "$work/$name.0" ] && [ -s "$work/$name.1" ] ||
 		fail "$name: the recording run wrote no sites: $(tail -5 "$work/$name.rec.log")"
 	# A return address minus one: the call's line, not the next one's.
